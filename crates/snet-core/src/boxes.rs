@@ -1,0 +1,104 @@
+//! The box-language-neutral box interface (DESIGN rule 7): every box, whether written in
+//! Rust or C, is a [`BoxFn`] stored in a [`BoxTable`] under its S-Net name.
+
+use crate::label::Label;
+use crate::record::Field;
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+/// One argument passed to, or emitted by, a box: a field value or a tag value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Arg {
+    /// A field (possibly NULL).
+    Field(Field),
+    /// A tag or binding tag.
+    Tag(i32),
+}
+
+/// The static description of a box, taken from its S-Net declaration: input labels in
+/// written order, and output variants (1-based in the API) with labels in written order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BoxSig {
+    /// Box name (also its C symbol).
+    pub name: String,
+    /// Input labels in declaration order; `None` for an initialiser box.
+    pub input: Option<Vec<Label>>,
+    /// Output variants in declaration order.
+    pub outputs: Vec<Vec<Label>>,
+}
+
+/// A box failure reported by box code (error return or caught panic).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BoxFailure(pub String);
+
+impl fmt::Display for BoxFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BoxFailure {}
+
+/// Receives the records a box emits during one invocation.
+pub trait Emitter {
+    /// Emits a record of output variant `variant` (1-based, spec §12.4) with one value
+    /// per label of that variant, in written order. An out-of-range variant or a wrong
+    /// number/kind of values is an error; the box should stop and return it.
+    fn emit(&mut self, variant: usize, values: Vec<Arg>) -> Result<(), BoxFailure>;
+}
+
+/// A box implementation.
+///
+/// `args` holds one value per input label in declaration order (spec §7.3.1 step 2).
+/// Implementations must be callable concurrently from several threads.
+pub trait BoxFn: Send + Sync {
+    /// Runs the box once.
+    fn invoke(&self, args: Vec<Arg>, out: &mut dyn Emitter) -> Result<(), BoxFailure>;
+}
+
+impl<F> BoxFn for F
+where
+    F: Fn(Vec<Arg>, &mut dyn Emitter) -> Result<(), BoxFailure> + Send + Sync,
+{
+    fn invoke(&self, args: Vec<Arg>, out: &mut dyn Emitter) -> Result<(), BoxFailure> {
+        self(args, out)
+    }
+}
+
+/// Box implementations by S-Net box name.
+#[derive(Clone, Default)]
+pub struct BoxTable {
+    boxes: HashMap<String, Arc<dyn BoxFn>>,
+}
+
+impl BoxTable {
+    /// An empty table.
+    pub fn new() -> BoxTable {
+        BoxTable::default()
+    }
+    /// Binds `name` to `f` (replacing an earlier binding).
+    pub fn insert(&mut self, name: impl Into<String>, f: Arc<dyn BoxFn>) {
+        self.boxes.insert(name.into(), f);
+    }
+    /// The implementation of `name`.
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn BoxFn>> {
+        self.boxes.get(name)
+    }
+    /// True if `name` is bound.
+    pub fn contains(&self, name: &str) -> bool {
+        self.boxes.contains_key(name)
+    }
+    /// Bound names.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.boxes.keys().map(String::as_str)
+    }
+}
+
+impl fmt::Debug for BoxTable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut names: Vec<_> = self.boxes.keys().collect();
+        names.sort();
+        f.debug_struct("BoxTable").field("boxes", &names).finish()
+    }
+}

@@ -1,0 +1,344 @@
+//! The data object itself (unsafe leaf module).
+//!
+//! Invariants: `storage` holds at least `len * ctype.size()` bytes, 16-byte aligned, for
+//! the whole life of the object; it is only written through the pointer returned by
+//! [`Value::data_ptr`] (by box code that owns a reference) or before the object is
+//! shared. Reads through [`Value::bytes`] are therefore racy only if box code mutates a
+//! shared object, which spec §12.5 rule 3 forbids.
+//!
+//! Memory ordering: reference counting is `std::sync::Arc`'s (Release on decrement,
+//! Acquire fence before free).
+
+use std::cell::UnsafeCell;
+use std::fmt;
+use std::sync::Arc;
+
+/// The twelve C4SNet element types; discriminants are the ABI values of spec §12.2.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub enum CType {
+    /// `unsigned char`
+    UChar = 0,
+    /// `signed char`
+    Char = 1,
+    /// `unsigned short`
+    UShort = 2,
+    /// `short`
+    Short = 3,
+    /// `unsigned int`
+    UInt = 4,
+    /// `int`
+    Int = 5,
+    /// `unsigned long`
+    ULong = 6,
+    /// `long`
+    Long = 7,
+    /// `float`
+    Float = 8,
+    /// `double`
+    Double = 9,
+    /// `long double`
+    LDouble = 10,
+    /// `void *`
+    Pointer = 11,
+}
+
+impl CType {
+    /// All types, in ABI order.
+    pub const ALL: [CType; 12] = [
+        CType::UChar,
+        CType::Char,
+        CType::UShort,
+        CType::Short,
+        CType::UInt,
+        CType::Int,
+        CType::ULong,
+        CType::Long,
+        CType::Float,
+        CType::Double,
+        CType::LDouble,
+        CType::Pointer,
+    ];
+
+    /// The type with ABI value `v`, if any.
+    pub fn from_abi(v: u32) -> Option<CType> {
+        CType::ALL.get(v as usize).copied()
+    }
+
+    /// `sizeof` of one element on the target (LP64: 1,1,2,2,4,4,8,8,4,8,16,8).
+    pub const fn size(self) -> usize {
+        match self {
+            CType::UChar | CType::Char => 1,
+            CType::UShort | CType::Short => 2,
+            CType::UInt | CType::Int | CType::Float => 4,
+            CType::ULong | CType::Long => std::mem::size_of::<std::ffi::c_long>(),
+            CType::Double => 8,
+            CType::LDouble => {
+                if cfg!(target_arch = "x86_64") || cfg!(target_arch = "aarch64") {
+                    16
+                } else {
+                    8
+                }
+            }
+            CType::Pointer => std::mem::size_of::<*const u8>(),
+        }
+    }
+
+    /// The type name used by the textual format (spec §12.6).
+    pub const fn name(self) -> &'static str {
+        match self {
+            CType::UChar => "unsigned char",
+            CType::Char => "char",
+            CType::UShort => "unsigned short",
+            CType::Short => "short",
+            CType::UInt => "unsigned int",
+            CType::Int => "int",
+            CType::ULong => "unsigned long",
+            CType::Long => "long",
+            CType::Float => "float",
+            CType::Double => "double",
+            CType::LDouble => "long double",
+            CType::Pointer => "pointer",
+        }
+    }
+
+    /// The type whose textual name is exactly `name`.
+    pub fn from_name(name: &str) -> Option<CType> {
+        CType::ALL.iter().copied().find(|t| t.name() == name)
+    }
+}
+
+struct Object {
+    ctype: CType,
+    scalar: bool,
+    len: usize,
+    storage: UnsafeCell<Box<[u128]>>,
+}
+
+// SAFETY: the storage is plain bytes; concurrent mutation through `data_ptr` is the box
+// author's responsibility exactly as in C (spec §12.5 rule 3), and the runtime itself
+// only reads shared objects.
+unsafe impl Sync for Object {}
+// SAFETY: no thread-affine state.
+unsafe impl Send for Object {}
+
+/// A reference-counted C4SNet data object (spec §12.5). `Clone` is `C4SNetShallowCopy`.
+#[derive(Clone)]
+pub struct Value(Arc<Object>);
+
+impl Value {
+    /// A new object of `len` zeroed elements; `scalar` objects have exactly one element.
+    pub fn alloc(ctype: CType, len: usize, scalar: bool) -> Value {
+        let len = if scalar { 1 } else { len };
+        let bytes = len * ctype.size();
+        let words = bytes.div_ceil(16).max(1);
+        Value(Arc::new(Object {
+            ctype,
+            scalar,
+            len,
+            storage: UnsafeCell::new(vec![0u128; words].into_boxed_slice()),
+        }))
+    }
+
+    /// A new object holding a copy of `bytes` (which must be `len * size` long; shorter
+    /// input is zero-padded, longer input truncated).
+    pub fn from_bytes(ctype: CType, len: usize, scalar: bool, bytes: &[u8]) -> Value {
+        let v = Value::alloc(ctype, len, scalar);
+        let n = bytes.len().min(v.byte_len());
+        // SAFETY: `v` is not shared yet and its storage holds at least `byte_len` bytes.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), v.data_ptr(), n) };
+        v
+    }
+
+    /// An `int` scalar.
+    pub fn int(x: i32) -> Value {
+        Value::from_bytes(CType::Int, 1, true, &x.to_ne_bytes())
+    }
+
+    /// A `double` scalar.
+    pub fn double(x: f64) -> Value {
+        Value::from_bytes(CType::Double, 1, true, &x.to_ne_bytes())
+    }
+
+    /// A `char` array holding the bytes of `s` (no terminating NUL), as C boxes create
+    /// strings with `C4SNetCreate(CTYPE_char, strlen(s), s)`.
+    pub fn string(s: &str) -> Value {
+        Value::from_bytes(CType::Char, s.len(), false, s.as_bytes())
+    }
+
+    /// An array of `int`.
+    pub fn int_array(xs: &[i32]) -> Value {
+        let bytes: Vec<u8> = xs.iter().flat_map(|x| x.to_ne_bytes()).collect();
+        Value::from_bytes(CType::Int, xs.len(), false, &bytes)
+    }
+
+    /// An array of `double`.
+    pub fn double_array(xs: &[f64]) -> Value {
+        let bytes: Vec<u8> = xs.iter().flat_map(|x| x.to_ne_bytes()).collect();
+        Value::from_bytes(CType::Double, xs.len(), false, &bytes)
+    }
+
+    /// Element type.
+    pub fn ctype(&self) -> CType {
+        self.0.ctype
+    }
+    /// True for a scalar, false for an array (even of length 1).
+    pub fn is_scalar(&self) -> bool {
+        self.0.scalar
+    }
+    /// Number of elements (1 for a scalar).
+    pub fn len(&self) -> usize {
+        self.0.len
+    }
+    /// True for an array of zero elements.
+    pub fn is_empty(&self) -> bool {
+        self.0.len == 0
+    }
+    /// Size of the element storage in bytes.
+    pub fn byte_len(&self) -> usize {
+        self.0.len * self.0.ctype.size()
+    }
+
+    /// Pointer to the element storage (`C4SNetGetData`).
+    pub fn data_ptr(&self) -> *mut u8 {
+        // SAFETY: taking a raw pointer to the storage does not create a reference that
+        // could alias a concurrent writer.
+        unsafe { (*self.0.storage.get()).as_mut_ptr().cast::<u8>() }
+    }
+
+    /// The element bytes.
+    pub fn bytes(&self) -> &[u8] {
+        // SAFETY: the storage holds at least `byte_len` bytes for the life of `self`;
+        // writers are box code that exclusively owns the object (module invariant).
+        unsafe { std::slice::from_raw_parts(self.data_ptr(), self.byte_len()) }
+    }
+
+    /// Element `i` as an `i32`, for `int` values.
+    pub fn get_i32(&self, i: usize) -> Option<i32> {
+        (self.ctype() == CType::Int && i < self.len()).then(|| {
+            let b = &self.bytes()[i * 4..i * 4 + 4];
+            i32::from_ne_bytes([b[0], b[1], b[2], b[3]])
+        })
+    }
+
+    /// Element `i` as an `f64`, for `double` values.
+    pub fn get_f64(&self, i: usize) -> Option<f64> {
+        (self.ctype() == CType::Double && i < self.len()).then(|| {
+            let mut a = [0u8; 8];
+            a.copy_from_slice(&self.bytes()[i * 8..i * 8 + 8]);
+            f64::from_ne_bytes(a)
+        })
+    }
+
+    /// The scalar `int` value, if this is one (or an `int` array of length 1).
+    pub fn as_i32(&self) -> Option<i32> {
+        self.get_i32(0)
+    }
+
+    /// The elements as `f64`s, for `double` values.
+    pub fn to_f64_vec(&self) -> Option<Vec<f64>> {
+        (self.ctype() == CType::Double)
+            .then(|| (0..self.len()).filter_map(|i| self.get_f64(i)).collect())
+    }
+
+    /// The elements as `i32`s, for `int` values.
+    pub fn to_i32_vec(&self) -> Option<Vec<i32>> {
+        (self.ctype() == CType::Int)
+            .then(|| (0..self.len()).filter_map(|i| self.get_i32(i)).collect())
+    }
+
+    /// The characters of a `char`/`uchar` value, lossily as UTF-8.
+    pub fn to_string_lossy(&self) -> Option<String> {
+        matches!(self.ctype(), CType::Char | CType::UChar)
+            .then(|| String::from_utf8_lossy(self.bytes()).into_owned())
+    }
+
+    /// A new object with a copy of the contents (`C4SNetDeepCopy`).
+    pub fn deep_copy(&self) -> Value {
+        Value::from_bytes(self.ctype(), self.len(), self.is_scalar(), self.bytes())
+    }
+
+    /// Number of references currently held.
+    pub fn ref_count(&self) -> usize {
+        Arc::strong_count(&self.0)
+    }
+
+    /// Hands this reference to C as an opaque `c4snet_data_t *`.
+    pub fn into_raw(self) -> *mut std::ffi::c_void {
+        Arc::into_raw(self.0).cast_mut().cast()
+    }
+
+    /// Takes back one reference handed out by [`Value::into_raw`].
+    ///
+    /// # Safety
+    /// `p` must come from `into_raw` and its reference must not have been taken back yet.
+    pub unsafe fn from_raw(p: *mut std::ffi::c_void) -> Value {
+        // SAFETY: guaranteed by the caller.
+        Value(unsafe { Arc::from_raw(p.cast_const().cast::<Object>()) })
+    }
+
+    /// Adds one reference to a raw object (`C4SNetShallowCopy`).
+    ///
+    /// # Safety
+    /// `p` must be a live pointer from `into_raw` whose reference the caller holds.
+    pub unsafe fn increment_raw(p: *mut std::ffi::c_void) {
+        // SAFETY: guaranteed by the caller.
+        unsafe { Arc::increment_strong_count(p.cast_const().cast::<Object>()) }
+    }
+
+    /// Borrows a raw object without taking a reference.
+    ///
+    /// # Safety
+    /// `p` must be a live pointer from `into_raw` for the whole of `f`.
+    pub unsafe fn with_raw<R>(p: *mut std::ffi::c_void, f: impl FnOnce(&Value) -> R) -> R {
+        // SAFETY: the caller holds a reference for the duration; ManuallyDrop keeps us
+        // from releasing it.
+        let v = std::mem::ManuallyDrop::new(unsafe { Value::from_raw(p) });
+        f(&v)
+    }
+
+    /// True if both values are the same object.
+    pub fn ptr_eq(a: &Value, b: &Value) -> bool {
+        Arc::ptr_eq(&a.0, &b.0)
+    }
+}
+
+impl fmt::Debug for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut s = Vec::new();
+        super::text::write_value(self, &mut s);
+        f.write_str(&String::from_utf8_lossy(&s))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shallow_copy_shares_and_deep_copy_does_not() {
+        let a = Value::int(7);
+        let b = a.clone();
+        assert!(Value::ptr_eq(&a, &b));
+        assert_eq!(a.ref_count(), 2);
+        let c = a.deep_copy();
+        assert!(!Value::ptr_eq(&a, &c));
+        assert_eq!(c.as_i32(), Some(7));
+        assert!(c.is_scalar());
+    }
+
+    #[test]
+    fn raw_round_trip_keeps_count() {
+        let a = Value::double_array(&[1.0, 2.5]);
+        let keep = a.clone();
+        let p = a.into_raw();
+        // SAFETY: `p` came from into_raw just above.
+        unsafe { Value::increment_raw(p) };
+        // SAFETY: two references are outstanding on `p`.
+        let (x, y) = unsafe { (Value::from_raw(p), Value::from_raw(p)) };
+        assert_eq!(keep.ref_count(), 3);
+        drop((x, y));
+        assert_eq!(keep.ref_count(), 1);
+        assert_eq!(keep.to_f64_vec(), Some(vec![1.0, 2.5]));
+    }
+}

@@ -1,0 +1,1 @@
+//! The FRONT-style work-stealing engine (seed 003 ch. 4).

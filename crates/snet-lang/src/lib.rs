@@ -1,0 +1,1 @@
+//! S-Net language front end: lexer, parser, name resolution, type inference, diagnostics.

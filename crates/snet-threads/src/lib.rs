@@ -1,0 +1,1 @@
+//! The thread-per-entity baseline engine.
