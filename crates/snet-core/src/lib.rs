@@ -6,10 +6,14 @@
 
 pub mod boxes;
 pub mod label;
+pub mod net;
 pub mod record;
+pub mod tagexpr;
 pub mod value;
 
 pub use boxes::{Arg, BoxFailure, BoxFn, BoxSig, BoxTable, Emitter};
 pub use label::{Label, LabelKind};
+pub use net::{GuardedPattern, Net, Node, NodeId, NodeKind, Variant};
 pub use record::{DataMode, Field, Record};
+pub use tagexpr::{BinOp, TagExpr, TagValue, UnOp};
 pub use value::{CType, Value};

@@ -1,5 +1,42 @@
-//! `snet` command-line interface.
+//! `snet` command-line interface: `check`, `graph`, `run`.
 
-fn main() {
-    println!("snet {}", env!("CARGO_PKG_VERSION"));
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+mod cli;
+
+/// S-Net: check, draw and run S-Net coordination programs.
+#[derive(Debug, Parser)]
+#[command(name = "snet", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Type-check a program and print the entry network's inferred signature.
+    Check(cli::check::CheckArgs),
+    /// Write the static network as Graphviz DOT.
+    Graph(cli::graph::GraphArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let usage = e.use_stderr();
+            let _ = e.print();
+            // Usage errors exit 2; --help / --version exit 0.
+            return if usage {
+                ExitCode::from(2)
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
+    match cli.command {
+        Command::Check(args) => cli::check::run(args),
+        Command::Graph(args) => cli::graph::run(args),
+    }
 }

@@ -1,0 +1,168 @@
+//! `Net`: the static property graph of a checked program (DESIGN rule 2).
+//!
+//! A `Net` is built once per program by the front end (`snet-lang` lowers its checked
+//! AST into it). Nodes are templates: engines create entity instances from them, lazily
+//! for replicated operands (`*`, `!`). Named networks are macros; the front end may
+//! share one node between several references, since every path from the root is its
+//! own instance.
+
+use crate::boxes::BoxSig;
+use crate::label::Label;
+use crate::tagexpr::TagExpr;
+use std::fmt;
+use std::sync::Arc;
+
+/// Index of a node in [`Net::nodes`].
+pub type NodeId = u32;
+
+/// A record type (variant): a sorted, de-duplicated set of labels.
+pub type Variant = Vec<Label>;
+
+/// Sorts and de-duplicates a label list into a [`Variant`].
+pub fn variant(mut labels: Vec<Label>) -> Variant {
+    labels.sort_unstable();
+    labels.dedup();
+    labels
+}
+
+/// A pattern with an optional guard (spec §3.6 `GuardedPat`, §5.3).
+#[derive(Debug, Clone, PartialEq)]
+pub struct GuardedPattern {
+    /// The pattern's labels, sorted.
+    pub labels: Variant,
+    /// The guard, a `bool` expression reading only tags of `labels`.
+    pub guard: Option<TagExpr>,
+}
+
+/// One item of a filter output record (spec §3.7 `OutItem`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum OutItem {
+    /// Field `to` with the value of the input's field `from` (`f` is `f = f`).
+    Field {
+        /// Output field.
+        to: Label,
+        /// Input field (in the pattern).
+        from: Label,
+    },
+    /// Tag or binding tag `to` (kind from the label). `value: None` means "copy from
+    /// the input if the pattern names it, else 0" (spec §7.5).
+    Tag {
+        /// Output tag or binding tag.
+        to: Label,
+        /// Assigned expression (`int`), if any.
+        value: Option<TagExpr>,
+    },
+}
+
+/// A filter action: zero or more output records, each a list of items.
+pub type Action = Vec<Vec<OutItem>>;
+
+/// A filter `[p -> if <g1> then A1 else ... An]` (spec §7.5).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Filter {
+    /// The pattern `p`, sorted (the consumed labels).
+    pub pattern: Variant,
+    /// Guarded actions, in order.
+    pub guards: Vec<(TagExpr, Action)>,
+    /// The final (else) action.
+    pub default: Action,
+}
+
+/// What a node is.
+#[derive(Debug, Clone, PartialEq)]
+pub enum NodeKind {
+    /// A box; index into [`Net::boxes`].
+    Box(usize),
+    /// The identity `[]` (also `[{} -> {}]`).
+    Identity,
+    /// A filter.
+    Filter(Filter),
+    /// A synchrocell with at least two patterns.
+    Sync(Vec<GuardedPattern>),
+    /// Serial composition `A .. B`.
+    Serial(NodeId, NodeId),
+    /// Parallel composition `A | B | ...` (`det`: `||`). `routes[i]` is the input type
+    /// of branch `i` (spec §8); an empty list marks an initialiser branch.
+    Parallel {
+        /// Branches, left to right.
+        branches: Vec<NodeId>,
+        /// Input type of each branch.
+        routes: Vec<Vec<Variant>>,
+        /// Deterministic variant `||`.
+        det: bool,
+    },
+    /// Serial replication `A * P` (`det`: `**`).
+    Star {
+        /// The replicated operand.
+        body: NodeId,
+        /// Exit patterns.
+        exits: Vec<GuardedPattern>,
+        /// Deterministic variant `**`.
+        det: bool,
+    },
+    /// Parallel replication `A ! <t>` (`det`: `!!`); `index` is a tag or binding tag.
+    /// Placement `!@` is lowered to this.
+    Split {
+        /// The replicated operand.
+        body: NodeId,
+        /// The index tag.
+        index: Label,
+        /// Deterministic variant `!!`.
+        det: bool,
+    },
+    /// Feedback `A \ P`.
+    Feedback {
+        /// The operand.
+        body: NodeId,
+        /// Back patterns.
+        back: Vec<GuardedPattern>,
+    },
+}
+
+/// A node of the static graph.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Node {
+    /// What the node does.
+    pub kind: NodeKind,
+    /// Source position `file:line:col` for diagnostics.
+    pub loc: Arc<str>,
+    /// Name to show in diagnostics and traces (box name, net name, or the combinator).
+    pub name: Arc<str>,
+}
+
+/// A checked, lowered S-Net program: the entry network's static graph.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Net {
+    /// All nodes, in no particular order.
+    pub nodes: Vec<Node>,
+    /// The entry network's root node.
+    pub root: NodeId,
+    /// Box declarations used by the net, indexed by `NodeKind::Box`.
+    pub boxes: Vec<BoxSig>,
+    /// Name of the entry network.
+    pub entry: String,
+}
+
+impl Net {
+    /// The node with id `id`.
+    pub fn node(&self, id: NodeId) -> &Node {
+        &self.nodes[id as usize]
+    }
+}
+
+impl fmt::Display for GuardedPattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{{")?;
+        for (i, l) in self.labels.iter().enumerate() {
+            if i > 0 {
+                write!(f, ",")?;
+            }
+            write!(f, "{l}")?;
+        }
+        write!(f, "}}")?;
+        if self.guard.is_some() {
+            write!(f, " if <...>")?;
+        }
+        Ok(())
+    }
+}

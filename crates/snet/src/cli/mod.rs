@@ -1,0 +1,4 @@
+//! Subcommand implementations; each returns the process exit code.
+
+pub(crate) mod check;
+pub(crate) mod graph;
