@@ -2,18 +2,36 @@
 //! and the `seq` reference engine.
 //!
 //! This crate owns the meaning of every S-Net construct once (DESIGN rule 1); engines
-//! only decide when and where a node handles a record.
+//! only decide when and where a node handles a record:
+//!
+//! * [`walk::Walker`] moves a record through routing, filters, synchrocells and
+//!   collectors until it reaches a box, the output, or disappears;
+//! * [`walk::Walker::run_box`] invokes a box and walks what it emits;
+//! * an engine decides when each pending box invocation runs and on which thread.
 
+pub mod box_call;
 pub mod boxes;
+pub mod det;
+pub mod engine;
+pub mod error;
+pub mod filter;
+pub mod inst;
 pub mod label;
 pub mod net;
+pub mod pattern;
 pub mod record;
+pub mod seq;
+pub mod sync_cell;
 pub mod tagexpr;
 pub mod value;
+pub mod walk;
 
 pub use boxes::{Arg, BoxFailure, BoxFn, BoxSig, BoxTable, Emitter};
+pub use engine::{Engine, RecordSink, RecordSource, RunOptions, RunStats};
+pub use error::RunError;
 pub use label::{Label, LabelKind};
 pub use net::{GuardedPattern, Net, Node, NodeId, NodeKind, Variant};
 pub use record::{DataMode, Field, Record};
+pub use seq::SeqEngine;
 pub use tagexpr::{BinOp, TagExpr, TagValue, UnOp};
 pub use value::{CType, Value};

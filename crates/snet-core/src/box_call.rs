@@ -1,0 +1,144 @@
+//! Box invocation with flow inheritance (spec §7.3, §7.4).
+
+use crate::boxes::{Arg, BoxFailure, BoxFn, BoxSig, Emitter};
+use crate::det::{ctx_add, Ctx, Token};
+use crate::error::RunError;
+use crate::label::LabelKind;
+use crate::record::{DataMode, Record};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// Builds emitted records and hands them to the engine as they are emitted.
+struct BoxEmitter<'a> {
+    sig: &'a BoxSig,
+    rest: &'a Record,
+    mode: DataMode,
+    ctx: &'a Ctx,
+    sink: &'a mut dyn FnMut(Token) -> Result<(), RunError>,
+    failed: Option<RunError>,
+    emitted: usize,
+}
+
+impl Emitter for BoxEmitter<'_> {
+    fn emit(&mut self, variant: usize, values: Vec<Arg>) -> Result<(), BoxFailure> {
+        if self.failed.is_some() {
+            return Err(BoxFailure("the run is stopping".into()));
+        }
+        let Some(labels) = variant.checked_sub(1).and_then(|i| self.sig.outputs.get(i)) else {
+            let msg = format!(
+                "box emitted variant {variant}, but it declares {} output variant(s)",
+                self.sig.outputs.len()
+            );
+            return Err(BoxFailure(msg));
+        };
+        if values.len() < labels.len() {
+            return Err(BoxFailure(format!(
+                "variant {variant} has {} labels but {} values were emitted",
+                labels.len(),
+                values.len()
+            )));
+        }
+        let mut rec = Record::new();
+        rec.mode = self.mode;
+        for (l, v) in labels.iter().zip(values) {
+            match (l.kind(), v) {
+                (LabelKind::Field, Arg::Field(f)) => rec.set_field(*l, f),
+                (LabelKind::Tag | LabelKind::BTag, Arg::Tag(t)) => rec.set_tag(*l, t),
+                (_, v) => {
+                    return Err(BoxFailure(format!(
+                        "variant {variant}: label {l} got a value of the wrong kind ({v:?})"
+                    )))
+                }
+            }
+        }
+        rec.inherit_from(self.rest);
+        ctx_add(self.ctx, 1);
+        self.emitted += 1;
+        let tok = Token {
+            rec,
+            ctx: self.ctx.clone(),
+        };
+        if let Err(e) = (self.sink)(tok) {
+            self.failed = Some(e);
+            return Err(BoxFailure("the run is stopping".into()));
+        }
+        Ok(())
+    }
+}
+
+fn box_error(sig: &BoxSig, loc: &str, rec: Option<&Record>, msg: impl Into<String>) -> RunError {
+    RunError::new(
+        format!("box `{}` ({loc})", sig.name),
+        rec.map(|r| format!("{r:?}")),
+        msg,
+    )
+}
+
+/// Invokes box `f` on `tok` (or, for an initialiser, on nothing): removes the input
+/// labels, calls the box, and passes every emitted record (with flow inheritance and
+/// the input's causal context) to `sink` as it is emitted. Returns the number of
+/// records emitted. The caller releases the input's context unit afterwards.
+pub fn invoke(
+    sig: &BoxSig,
+    loc: &str,
+    f: &dyn BoxFn,
+    input: Option<Record>,
+    ctx: &Ctx,
+    sink: &mut dyn FnMut(Token) -> Result<(), RunError>,
+) -> Result<usize, RunError> {
+    let (args, rest, mode) = match (&sig.input, input) {
+        (Some(labels), Some(mut x)) => {
+            let shown = format!("{x:?}");
+            let mut args = Vec::with_capacity(labels.len());
+            for l in labels {
+                let a = match l.kind() {
+                    LabelKind::Field => x.take_field(*l).map(Arg::Field),
+                    _ => x.take_tag(*l).map(Arg::Tag),
+                };
+                match a {
+                    Some(a) => args.push(a),
+                    None => {
+                        return Err(RunError::new(
+                            format!("box `{}` ({loc})", sig.name),
+                            Some(shown),
+                            format!("record lacks input label {l}"),
+                        ))
+                    }
+                }
+            }
+            // Binding tags are never inherited; drop them from the rest.
+            let mode = x.mode;
+            (args, x, mode)
+        }
+        (_, x) => (Vec::new(), x.unwrap_or_default(), DataMode::Textual),
+    };
+    let mut em = BoxEmitter {
+        sig,
+        rest: &rest,
+        mode,
+        ctx,
+        sink,
+        failed: None,
+        emitted: 0,
+    };
+    let result = catch_unwind(AssertUnwindSafe(|| f.invoke(args, &mut em)));
+    if let Some(e) = em.failed.take() {
+        return Err(e);
+    }
+    match result {
+        Ok(Ok(())) => Ok(em.emitted),
+        Ok(Err(e)) => Err(box_error(sig, loc, Some(&rest), format!("box failed: {e}"))),
+        Err(panic) => {
+            let msg = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            Err(box_error(
+                sig,
+                loc,
+                Some(&rest),
+                format!("box panicked: {msg}"),
+            ))
+        }
+    }
+}

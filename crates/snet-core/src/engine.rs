@@ -1,0 +1,250 @@
+//! The engine interface shared by every scheduler, and the common run statistics
+//! (DESIGN rule 6).
+
+use crate::boxes::BoxTable;
+use crate::error::RunError;
+use crate::net::Net;
+use crate::record::Record;
+use std::fmt;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::time::Duration;
+
+/// Where an engine reads the global input from.
+pub trait RecordSource: Send {
+    /// The next input record; `Ok(None)` at the end of input. Recoverable input errors
+    /// are the source's business (it reports and skips them); an `Err` stops the run.
+    fn next_record(&mut self) -> Result<Option<Record>, RunError>;
+}
+
+/// Where an engine writes the global output to.
+pub trait RecordSink: Send {
+    /// Writes one output record.
+    fn write_record(&mut self, rec: Record) -> Result<(), RunError>;
+}
+
+impl<I: Iterator<Item = Record> + Send> RecordSource for std::iter::Fuse<I> {
+    fn next_record(&mut self) -> Result<Option<Record>, RunError> {
+        Ok(self.next())
+    }
+}
+
+impl RecordSink for Vec<Record> {
+    fn write_record(&mut self, rec: Record) -> Result<(), RunError> {
+        self.push(rec);
+        Ok(())
+    }
+}
+
+/// Options common to all engines.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Worker threads (ignored by `seq`).
+    pub workers: usize,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        }
+    }
+}
+
+/// A scheduler for S-Net networks. Every engine produces the same output multiset
+/// (DESIGN rule 1).
+pub trait Engine {
+    /// Engine name as given to `--engine`.
+    fn name(&self) -> &'static str;
+    /// Runs `net` on every record of `input`, writing to `output`.
+    fn run(
+        &self,
+        net: &Net,
+        boxes: &BoxTable,
+        input: &mut dyn RecordSource,
+        output: &mut dyn RecordSink,
+        opts: &RunOptions,
+    ) -> Result<RunStats, RunError>;
+}
+
+/// A relaxed event counter.
+#[derive(Debug, Default)]
+pub struct Counter(AtomicU64);
+
+impl Counter {
+    /// Adds one.
+    pub fn inc(&self) {
+        self.0.fetch_add(1, Ordering::Relaxed);
+    }
+    /// Adds `n`.
+    pub fn add(&self, n: u64) {
+        self.0.fetch_add(n, Ordering::Relaxed);
+    }
+    /// Current value.
+    pub fn get(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// Counters updated during a run by the core (engines add their own).
+#[derive(Debug, Default)]
+pub struct Counters {
+    /// Records read from the global input.
+    pub records_in: Counter,
+    /// Records written to the global output.
+    pub records_out: Counter,
+    /// Box invocations (including initialisers).
+    pub box_calls: Counter,
+    /// Records created by boxes and filters.
+    pub created: Counter,
+    /// Records consumed by boxes and filters.
+    pub consumed: Counter,
+    /// Records stored in synchrocells.
+    pub stored: Counter,
+    /// Synchrocell merges.
+    pub sync_merged: Counter,
+    in_flight: AtomicI64,
+    peak: AtomicI64,
+}
+
+impl Counters {
+    /// `n` records came into existence.
+    pub fn produced(&self, n: usize) {
+        self.created.add(n as u64);
+        self.flight(n as i64);
+    }
+    /// `n` records were consumed.
+    pub fn consumed(&self, n: usize) {
+        self.consumed.add(n as u64);
+        self.flight(-(n as i64));
+    }
+    /// `n` records were stored in a synchrocell.
+    pub fn stored(&self, n: usize) {
+        self.stored.add(n as u64);
+        self.flight(-(n as i64));
+    }
+    /// A record entered from the global input.
+    pub fn input(&self) {
+        self.records_in.inc();
+        self.flight(1);
+    }
+    /// A record left to the global output.
+    pub fn output(&self) {
+        self.records_out.inc();
+        self.flight(-1);
+    }
+    fn flight(&self, d: i64) {
+        let now = self.in_flight.fetch_add(d, Ordering::Relaxed) + d;
+        if d > 0 {
+            self.peak.fetch_max(now, Ordering::Relaxed);
+        }
+    }
+    /// Records currently inside the network (not stored in synchrocells).
+    pub fn in_flight(&self) -> i64 {
+        self.in_flight.load(Ordering::Relaxed)
+    }
+    /// Peak of [`Counters::in_flight`].
+    pub fn peak(&self) -> i64 {
+        self.peak.load(Ordering::Relaxed)
+    }
+}
+
+/// Per-worker time split.
+#[derive(Debug, Clone, Default)]
+pub struct WorkerStats {
+    /// Time spent handling records.
+    pub busy: Duration,
+    /// Time spent looking for work or parked.
+    pub idle: Duration,
+}
+
+/// What a run did; filled the same way by every engine.
+#[derive(Debug, Clone, Default)]
+pub struct RunStats {
+    /// Engine name.
+    pub engine: String,
+    /// Records read from the global input.
+    pub records_in: u64,
+    /// Records written to the global output.
+    pub records_out: u64,
+    /// Box invocations.
+    pub box_calls: u64,
+    /// Records created by boxes and filters.
+    pub records_created: u64,
+    /// Records consumed by boxes and filters.
+    pub records_consumed: u64,
+    /// Records stored in synchrocells (merged or discarded later).
+    pub records_stored: u64,
+    /// Synchrocell merges.
+    pub sync_merges: u64,
+    /// Records left in waiting synchrocells at the end (discarded, spec §7.6).
+    pub discarded_in_sync: u64,
+    /// Entity instances created.
+    pub entities_created: u64,
+    /// Peak number of records in flight.
+    pub peak_in_flight: u64,
+    /// Successful steals (work-stealing engines).
+    pub steals: u64,
+    /// Wall time of the run.
+    pub wall: Duration,
+    /// Per-worker busy/idle time.
+    pub workers: Vec<WorkerStats>,
+}
+
+impl RunStats {
+    /// Fills the counters common to all engines.
+    pub fn from_counters(engine: &str, c: &Counters, entities: usize) -> RunStats {
+        RunStats {
+            engine: engine.into(),
+            records_in: c.records_in.get(),
+            records_out: c.records_out.get(),
+            box_calls: c.box_calls.get(),
+            records_created: c.created.get(),
+            records_consumed: c.consumed.get(),
+            records_stored: c.stored.get(),
+            sync_merges: c.sync_merged.get(),
+            entities_created: entities as u64,
+            peak_in_flight: c.peak().max(0) as u64,
+            ..RunStats::default()
+        }
+    }
+
+    /// The record balance: every record that entered or was created has left, been
+    /// consumed or been stored. True when nothing was lost.
+    pub fn balanced(&self) -> bool {
+        self.records_in + self.records_created + self.sync_merges
+            == self.records_out + self.records_consumed + self.records_stored + self.sync_merges
+    }
+}
+
+impl fmt::Display for RunStats {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "engine            {}", self.engine)?;
+        writeln!(f, "records in        {}", self.records_in)?;
+        writeln!(f, "records out       {}", self.records_out)?;
+        writeln!(f, "box calls         {}", self.box_calls)?;
+        writeln!(f, "records created   {}", self.records_created)?;
+        writeln!(f, "records consumed  {}", self.records_consumed)?;
+        writeln!(
+            f,
+            "stored in sync    {} ({} merges, {} discarded at end)",
+            self.records_stored, self.sync_merges, self.discarded_in_sync
+        )?;
+        writeln!(
+            f,
+            "balance           in {} + created {} = out {} + consumed {} + stored {} ({})",
+            self.records_in,
+            self.records_created,
+            self.records_out,
+            self.records_consumed,
+            self.records_stored,
+            if self.balanced() { "ok" } else { "MISMATCH" }
+        )?;
+        writeln!(f, "entities created  {}", self.entities_created)?;
+        writeln!(f, "peak in flight    {}", self.peak_in_flight)?;
+        writeln!(f, "steals            {}", self.steals)?;
+        for (i, w) in self.workers.iter().enumerate() {
+            writeln!(f, "worker {i}          busy {:?} idle {:?}", w.busy, w.idle)?;
+        }
+        write!(f, "wall time         {:?}", self.wall)
+    }
+}

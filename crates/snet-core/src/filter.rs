@@ -1,0 +1,178 @@
+//! Filters (spec §7.5): pure functions from one record to zero or more records.
+
+use crate::label::LabelKind;
+use crate::net::{Filter, OutItem};
+use crate::record::Record;
+use crate::tagexpr::EvalError;
+
+/// Why a filter could not handle a record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FilterError {
+    /// The record lacks a pattern label.
+    NoMatch(crate::Label),
+    /// A tag expression failed.
+    Eval(EvalError),
+}
+
+impl std::fmt::Display for FilterError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FilterError::NoMatch(l) => {
+                write!(f, "record lacks {l}, which the filter pattern requires")
+            }
+            FilterError::Eval(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl From<EvalError> for FilterError {
+    fn from(e: EvalError) -> Self {
+        FilterError::Eval(e)
+    }
+}
+
+/// Applies `filter` to `x`, pushing the output records in written order onto `out`.
+/// On error nothing is emitted and the input record is handed back for the diagnostic.
+pub fn apply(
+    filter: &Filter,
+    x: Record,
+    out: &mut Vec<Record>,
+) -> Result<(), (FilterError, Record)> {
+    let start = out.len();
+    match build(filter, &x, out) {
+        Ok(()) => {}
+        Err(e) => {
+            out.truncate(start);
+            return Err((e, x));
+        }
+    }
+    inherit(filter, x, &mut out[start..]);
+    Ok(())
+}
+
+fn build(filter: &Filter, x: &Record, out: &mut Vec<Record>) -> Result<(), FilterError> {
+    if let Some(l) = filter.pattern.iter().find(|l| !x.has(**l)) {
+        return Err(FilterError::NoMatch(*l));
+    }
+    let mut action = &filter.default;
+    for (g, a) in &filter.guards {
+        if g.eval_bool(x)? {
+            action = a;
+            break;
+        }
+    }
+    // Build every output from the input record (expressions read the input).
+    for items in action {
+        let mut o = Record::new();
+        o.mode = x.mode;
+        for item in items {
+            match item {
+                OutItem::Field { to, from } => {
+                    let v = x.field(*from).cloned().ok_or(FilterError::NoMatch(*from))?;
+                    o.set_field(*to, v);
+                }
+                OutItem::Tag { to, value } => {
+                    let v = match value {
+                        Some(e) => e.eval_int(x)?,
+                        None if filter.pattern.contains(to) => x.tag(*to).unwrap_or(0),
+                        None => 0,
+                    };
+                    o.set_tag(*to, v);
+                }
+            }
+        }
+        out.push(o);
+    }
+    Ok(())
+}
+
+/// Flow inheritance (spec §7.2): labels of `x` outside the pattern, not binding tags.
+fn inherit(filter: &Filter, x: Record, outs: &mut [Record]) {
+    let mut rest = x;
+    for l in &filter.pattern {
+        if l.kind() != LabelKind::BTag {
+            rest.remove(*l);
+        }
+    }
+    let n = outs.len();
+    for (i, o) in outs.iter_mut().enumerate() {
+        if i + 1 == n {
+            o.inherit_from_owned(std::mem::take(&mut rest));
+        } else {
+            o.inherit_from(&rest);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::variant;
+    use crate::tagexpr::{BinOp, TagExpr};
+    use crate::{Label, Value};
+
+    #[test]
+    fn explicit_labels_win_and_unlisted_pattern_labels_vanish() {
+        let (a, b, t) = (Label::field("A"), Label::field("B"), Label::tag("T"));
+        // [{A} -> {B=A}; {<T>}]
+        let f = Filter {
+            pattern: variant(vec![a]),
+            guards: vec![],
+            default: vec![
+                vec![OutItem::Field { to: b, from: a }],
+                vec![OutItem::Tag { to: t, value: None }],
+            ],
+        };
+        let x = Record::new()
+            .with_field("A", Value::int(3))
+            .with_field("B", Value::int(5))
+            .with_tag("T", 7)
+            .with_btag("q", 1);
+        let mut out = vec![];
+        apply(&f, x, &mut out).unwrap();
+        assert_eq!(out.len(), 2);
+        assert_eq!(out[0].field(b).unwrap().as_ref().unwrap().as_i32(), Some(3));
+        assert_eq!(out[0].tag(t), Some(7));
+        assert!(!out[0].has(a));
+        assert!(!out[0].has(Label::btag("q")));
+        // <T> not in the pattern: explicit 0 wins over the inherited 7.
+        assert_eq!(out[1].tag(t), Some(0));
+        assert_eq!(out[1].field(b).unwrap().as_ref().unwrap().as_i32(), Some(5));
+    }
+
+    #[test]
+    fn guards_select_and_expressions_read_input() {
+        let (n, s) = (Label::tag("N"), Label::tag("S"));
+        let e = |op, a, b| TagExpr::Binary(op, Box::new(a), Box::new(b));
+        let f = Filter {
+            pattern: variant(vec![n, s]),
+            guards: vec![(e(BinOp::Eq, TagExpr::Label(n), TagExpr::Int(0)), vec![])],
+            default: vec![vec![
+                OutItem::Tag {
+                    to: n,
+                    value: Some(e(BinOp::Sub, TagExpr::Label(n), TagExpr::Int(1))),
+                },
+                OutItem::Tag {
+                    to: s,
+                    value: Some(e(BinOp::Add, TagExpr::Label(s), TagExpr::Label(n))),
+                },
+            ]],
+        };
+        let mut out = vec![];
+        apply(
+            &f,
+            Record::new().with_tag("N", 4).with_tag("S", 1),
+            &mut out,
+        )
+        .unwrap();
+        assert_eq!((out[0].tag(n), out[0].tag(s)), (Some(3), Some(5)));
+        out.clear();
+        apply(
+            &f,
+            Record::new().with_tag("N", 0).with_tag("S", 1),
+            &mut out,
+        )
+        .unwrap();
+        assert!(out.is_empty());
+    }
+}

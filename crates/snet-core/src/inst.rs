@@ -1,0 +1,379 @@
+//! Instances: the lazily grown entity graph built from a [`Net`]'s templates
+//! (DESIGN rule 2).
+//!
+//! Every occurrence of a node in the expanded network is one [`Inst`]. The static part
+//! of an instance (serial operands, parallel branches, the feedback operand) is created
+//! with it, so initialisers fire when their composition is created (spec §7.4);
+//! star stages and split replicas are created when a record first needs them. A child
+//! knows its parent weakly (parents own children), so an instance tree is freed when
+//! the run drops its root.
+//!
+//! Box leaves carry an engine slot: engines keep their per-entity state (a queue, an
+//! owner flag) there without the core knowing its type.
+
+use crate::det::{Collector, CollectorMode, Ctx, Frame, Token};
+use crate::net::{Net, NodeId, NodeKind};
+use crate::sync_cell::SyncCell;
+use std::any::Any;
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
+
+/// Where an instance sits in its parent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Slot {
+    /// The root of the run.
+    Root,
+    /// Left operand of `..`.
+    Left,
+    /// Right operand of `..`.
+    Right,
+    /// Branch `i` of a parallel composition.
+    Branch(u32),
+    /// A stage of a serial replication.
+    Stage,
+    /// A replica of a parallel replication.
+    Replica,
+    /// The operand of a feedback loop.
+    Body,
+}
+
+/// What an instance holds, by node kind.
+pub(crate) enum InstKind {
+    Box(usize),
+    Filter,
+    Identity,
+    Sync(Mutex<SyncCell>),
+    Serial(Arc<Inst>, Arc<Inst>),
+    Parallel {
+        branches: Vec<Arc<Inst>>,
+        /// The only branch that receives data records, if all others are initialisers.
+        single: Option<usize>,
+        coll: Option<Mutex<Collector>>,
+    },
+    Star {
+        first: OnceLock<Arc<Inst>>,
+        coll: Option<Mutex<Collector>>,
+    },
+    Split {
+        replicas: Mutex<HashMap<i32, Arc<Inst>>>,
+        coll: Option<Mutex<Collector>>,
+    },
+    Feedback(Arc<Inst>),
+}
+
+/// One instance of a node.
+pub struct Inst {
+    /// The node this is an instance of.
+    pub node: NodeId,
+    /// Position in the parent.
+    pub slot: Slot,
+    parent: Weak<Inst>,
+    pub(crate) kind: InstKind,
+    /// For star stages: the next stage, created on demand.
+    pub(crate) next_stage: OnceLock<Arc<Inst>>,
+    /// For star stages: a later stage such that every stage in between is an identity
+    /// (fired synchrocells), for O(1) passage through long fired chains (spec §7.6).
+    pub(crate) skip: Mutex<Option<Weak<Inst>>>,
+    engine: OnceLock<Box<dyn Any + Send + Sync>>,
+}
+
+impl fmt::Debug for Inst {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Inst")
+            .field("node", &self.node)
+            .field("slot", &self.slot)
+            .finish()
+    }
+}
+
+/// An initialiser box to invoke because its composition was just created.
+#[derive(Debug)]
+pub struct InitCall {
+    /// The initialiser box leaf.
+    pub leaf: Arc<Inst>,
+    /// Context of the records it emits.
+    pub ctx: Ctx,
+}
+
+/// Counts instance creations (`RunStats::entities_created`).
+#[derive(Debug, Default)]
+pub struct InstCounter(AtomicUsize);
+
+impl InstCounter {
+    /// Instances created so far.
+    pub fn get(&self) -> usize {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Inst {
+    /// Creates an instance of `node` and its static part. Initialisers of parallel
+    /// compositions created here are appended to `inits` with context `ctx`.
+    pub fn create(
+        net: &Net,
+        node: NodeId,
+        parent: Weak<Inst>,
+        slot: Slot,
+        ctx: &Ctx,
+        counter: &InstCounter,
+        inits: &mut Vec<InitCall>,
+    ) -> Arc<Inst> {
+        counter.0.fetch_add(1, Ordering::Relaxed);
+        let mut pending_init: Vec<usize> = Vec::new();
+        let inst = Arc::new_cyclic(|me: &Weak<Inst>| {
+            let kind = match &net.node(node).kind {
+                NodeKind::Box(i) => InstKind::Box(*i),
+                NodeKind::Filter(_) => InstKind::Filter,
+                NodeKind::Identity => InstKind::Identity,
+                NodeKind::Sync(ps) => InstKind::Sync(Mutex::new(SyncCell::new(ps.len()))),
+                NodeKind::Serial(a, b) => InstKind::Serial(
+                    Inst::create(net, *a, me.clone(), Slot::Left, ctx, counter, inits),
+                    Inst::create(net, *b, me.clone(), Slot::Right, ctx, counter, inits),
+                ),
+                NodeKind::Parallel {
+                    branches,
+                    routes,
+                    det,
+                } => {
+                    let bs: Vec<Arc<Inst>> = branches
+                        .iter()
+                        .enumerate()
+                        .map(|(i, b)| {
+                            Inst::create(
+                                net,
+                                *b,
+                                me.clone(),
+                                Slot::Branch(i as u32),
+                                ctx,
+                                counter,
+                                inits,
+                            )
+                        })
+                        .collect();
+                    pending_init = routes
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, r)| r.is_empty())
+                        .map(|(i, _)| i)
+                        .collect();
+                    let data: Vec<usize> = (0..routes.len())
+                        .filter(|i| !routes[*i].is_empty())
+                        .collect();
+                    let single = (data.len() == 1).then(|| data[0]);
+                    let coll = if *det {
+                        Some(Mutex::new(Collector::new(CollectorMode::Ordered)))
+                    } else if !pending_init.is_empty() {
+                        Some(Mutex::new(Collector::new(CollectorMode::InitGate)))
+                    } else {
+                        None
+                    };
+                    InstKind::Parallel {
+                        branches: bs,
+                        single,
+                        coll,
+                    }
+                }
+                NodeKind::Star { det, .. } => InstKind::Star {
+                    first: OnceLock::new(),
+                    coll: det.then(|| Mutex::new(Collector::new(CollectorMode::Ordered))),
+                },
+                NodeKind::Split { det, .. } => InstKind::Split {
+                    replicas: Mutex::new(HashMap::new()),
+                    coll: det.then(|| Mutex::new(Collector::new(CollectorMode::Ordered))),
+                },
+                NodeKind::Feedback { body, .. } => InstKind::Feedback(Inst::create(
+                    net,
+                    *body,
+                    me.clone(),
+                    Slot::Body,
+                    ctx,
+                    counter,
+                    inits,
+                )),
+            };
+            Inst {
+                node,
+                slot,
+                parent,
+                kind,
+                next_stage: OnceLock::new(),
+                skip: Mutex::new(None),
+                engine: OnceLock::new(),
+            }
+        });
+        if !pending_init.is_empty() {
+            // Initialiser records form input 0 of this composition's collector.
+            if let InstKind::Parallel { branches, coll, .. } = &inst.kind {
+                let seq = coll.as_ref().map(|c| lock(c).next_seq()).unwrap_or(0);
+                let frame = Frame::new(seq, pending_init.len(), ctx.clone(), inst.clone());
+                // The frame is a live unit of the enclosing context (protocol step 1).
+                crate::det::ctx_add(ctx, 1);
+                for i in pending_init {
+                    inits.push(InitCall {
+                        leaf: branches[i].leftmost_leaf(),
+                        ctx: Some(frame.clone()),
+                    });
+                }
+            }
+        }
+        inst
+    }
+
+    /// The first leaf reached by descending through left operands of `..`.
+    pub fn leftmost_leaf(self: &Arc<Inst>) -> Arc<Inst> {
+        let mut cur = self.clone();
+        while let InstKind::Serial(a, _) = &cur.kind {
+            let next = a.clone();
+            cur = next;
+        }
+        cur
+    }
+
+    /// The parent instance (`None` for the root).
+    pub fn parent(&self) -> Option<Arc<Inst>> {
+        self.parent.upgrade()
+    }
+
+    /// The box index of a box leaf.
+    pub fn box_index(&self) -> Option<usize> {
+        match self.kind {
+            InstKind::Box(i) => Some(i),
+            _ => None,
+        }
+    }
+
+    /// The engine's per-entity state for this box leaf, created on first use.
+    pub fn engine_slot<T: Any + Send + Sync>(&self, init: impl FnOnce() -> T) -> &T {
+        let b = self.engine.get_or_init(|| Box::new(init()));
+        match b.downcast_ref::<T>() {
+            Some(t) => t,
+            None => panic!("engine slot used with two different types"),
+        }
+    }
+
+    /// True if this instance currently passes every record unchanged (an identity or a
+    /// fired synchrocell, or a serial composition of such).
+    pub(crate) fn is_identity(&self) -> bool {
+        match &self.kind {
+            InstKind::Identity => true,
+            InstKind::Sync(c) => lock(c).is_fired(),
+            InstKind::Serial(a, b) => a.is_identity() && b.is_identity(),
+            _ => false,
+        }
+    }
+
+    fn collector(&self) -> Option<&Mutex<Collector>> {
+        match &self.kind {
+            InstKind::Parallel { coll, .. }
+            | InstKind::Star { coll, .. }
+            | InstKind::Split { coll, .. } => coll.as_ref(),
+            _ => None,
+        }
+    }
+
+    /// Completes input `seq` of this instance's collector.
+    pub(crate) fn collector_complete(&self, seq: u64) -> Vec<Token> {
+        match self.collector() {
+            Some(c) => lock(c).complete(seq),
+            None => Vec::new(),
+        }
+    }
+
+    /// Allocates the sequence number for a record entering this deterministic
+    /// instance, if it orders its output.
+    pub(crate) fn enter_seq(&self) -> Option<u64> {
+        let c = self.collector()?;
+        let mut g = lock(c);
+        (g.mode() == CollectorMode::Ordered).then(|| g.next_seq())
+    }
+
+    /// Hands a record leaving this instance to its collector; returns it if it may
+    /// leave now. Pops the record's frame if it belongs to this instance.
+    pub(crate) fn collect(
+        self: &Arc<Inst>,
+        mut tok: Token,
+        released: &mut crate::det::Released,
+    ) -> Option<Token> {
+        let Some(c) = self.collector() else {
+            return Some(tok);
+        };
+        let own = tok
+            .ctx
+            .as_ref()
+            .filter(|f| Arc::ptr_eq(f.owner(), self))
+            .cloned();
+        match own {
+            Some(frame) => {
+                let parent = frame.parent().clone();
+                crate::det::ctx_add(&parent, 1);
+                tok.ctx = parent;
+                let out = lock(c).accept(frame.seq(), tok);
+                crate::det::ctx_release(&Some(frame), released);
+                out
+            }
+            // A data record in an initialiser gate: input 1 waits for input 0.
+            None => lock(c).accept(1, tok),
+        }
+    }
+
+    /// Records still held in synchrocells below this instance (end of run); drops them.
+    pub fn discard_stored(self: &Arc<Inst>) -> usize {
+        let mut n = 0;
+        let mut stack = vec![self.clone()];
+        while let Some(i) = stack.pop() {
+            match &i.kind {
+                InstKind::Sync(c) => n += lock(c).discard(),
+                InstKind::Serial(a, b) => {
+                    stack.push(a.clone());
+                    stack.push(b.clone());
+                }
+                InstKind::Parallel { branches, .. } => stack.extend(branches.iter().cloned()),
+                InstKind::Feedback(b) => stack.push(b.clone()),
+                InstKind::Star { first, .. } => {
+                    let mut s = first.get().cloned();
+                    while let Some(st) = s {
+                        s = st.next_stage.get().cloned();
+                        stack.push(st);
+                    }
+                }
+                InstKind::Split { replicas, .. } => stack.extend(lock(replicas).values().cloned()),
+                InstKind::Box(_) | InstKind::Filter | InstKind::Identity => {}
+            }
+        }
+        n
+    }
+}
+
+impl Drop for Inst {
+    fn drop(&mut self) {
+        // Unlink star stage chains iteratively: a recursive drop of 10^5 stages would
+        // overflow the stack.
+        let mut next = self.next_stage.take();
+        if let InstKind::Star { first, .. } = &mut self.kind {
+            if let Some(f) = first.take() {
+                drop_chain(Some(f));
+            }
+        }
+        while let Some(n) = next {
+            next = match Arc::try_unwrap(n) {
+                Ok(mut inst) => inst.next_stage.take(),
+                Err(_) => None,
+            };
+        }
+    }
+}
+
+fn drop_chain(mut cur: Option<Arc<Inst>>) {
+    while let Some(n) = cur {
+        cur = match Arc::try_unwrap(n) {
+            Ok(mut inst) => inst.next_stage.take(),
+            Err(_) => None,
+        };
+    }
+}

@@ -1,0 +1,93 @@
+//! Pattern matching and best-match routing (spec §5.3, §7.8).
+
+use crate::label::LabelKind;
+use crate::net::{GuardedPattern, Variant};
+use crate::record::Record;
+use crate::tagexpr::EvalError;
+
+/// True if `rec` carries every label of `labels` (spec §5.3).
+pub fn matches_labels(rec: &Record, labels: &[crate::Label]) -> bool {
+    labels.iter().all(|l| rec.has(*l))
+}
+
+/// Tests a guarded pattern: labels first, then the guard (spec §5.3).
+pub fn matches(rec: &Record, p: &GuardedPattern) -> Result<bool, EvalError> {
+    if !matches_labels(rec, &p.labels) {
+        return Ok(false);
+    }
+    match &p.guard {
+        None => Ok(true),
+        Some(g) => g.eval_bool(rec),
+    }
+}
+
+/// True if `rec` matches any pattern of `ps`.
+pub fn matches_any(rec: &Record, ps: &[GuardedPattern]) -> Result<bool, EvalError> {
+    for p in ps {
+        if matches(rec, p)? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// Routing score of `rec` against variant `v`, or `None` if `rec` is not acceptable
+/// (spec §7.8 step 2): every field and tag of `v` present, every binding tag of `rec`
+/// listed in `v`; score = fields + tags of `v` + binding tags of `rec`.
+pub fn score(rec: &Record, v: &Variant) -> Option<usize> {
+    let mut s = 0;
+    for l in v {
+        if l.kind() != LabelKind::BTag {
+            if !rec.has(*l) {
+                return None;
+            }
+            s += 1;
+        }
+    }
+    for (b, _) in rec.btags() {
+        if !v.contains(b) {
+            return None;
+        }
+        s += 1;
+    }
+    Some(s)
+}
+
+/// The branch a record goes to: highest score, ties to the leftmost (spec §7.8).
+/// Branches with an empty route list (initialisers) never match.
+pub fn best_branch(rec: &Record, routes: &[Vec<Variant>]) -> Option<usize> {
+    let mut best: Option<(usize, usize)> = None;
+    for (i, vs) in routes.iter().enumerate() {
+        let s = vs.iter().filter_map(|v| score(rec, v)).max();
+        if let Some(s) = s {
+            if best.is_none_or(|(_, bs)| s > bs) {
+                best = Some((i, s));
+            }
+        }
+    }
+    best.map(|(i, _)| i)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::variant;
+    use crate::{Label, Value};
+
+    #[test]
+    fn ties_go_left_and_btags_restrict() {
+        let a = Label::field("A");
+        let b = Label::field("B");
+        let routes = vec![vec![variant(vec![a])], vec![variant(vec![b])], vec![vec![]]];
+        let r = Record::new()
+            .with_field("A", Value::int(1))
+            .with_field("B", Value::int(1));
+        assert_eq!(best_branch(&r, &routes), Some(0));
+        let c = Record::new().with_field("C", Value::int(1));
+        assert_eq!(best_branch(&c, &routes), Some(2));
+        let bt = Record::new().with_btag("x", 1);
+        assert_eq!(best_branch(&bt, &routes), None);
+        let routes2 = vec![vec![vec![]], vec![variant(vec![Label::btag("x")])]];
+        assert_eq!(best_branch(&bt, &routes2), Some(1));
+    }
+}

@@ -1,0 +1,194 @@
+//! Synchrocells (spec §7.6): the only stateful built-in entity.
+
+use crate::net::GuardedPattern;
+use crate::pattern;
+use crate::record::Record;
+use crate::tagexpr::EvalError;
+
+#[derive(Debug)]
+enum Slot {
+    Empty,
+    /// Holds the record stored for this pattern.
+    Own(Record),
+    /// Filled as a side effect of the record stored in the given lower slot.
+    Side(usize),
+}
+
+/// What the cell did with a record.
+#[derive(Debug)]
+pub enum SyncOutcome {
+    /// Forward the record unchanged.
+    Forward(Record),
+    /// The record was stored; nothing leaves.
+    Stored,
+    /// The cell fired: emit the merged record.
+    Fired(Record),
+}
+
+/// The state of one synchrocell instance.
+#[derive(Debug)]
+pub struct SyncCell {
+    slots: Vec<Slot>,
+    fired: bool,
+}
+
+impl SyncCell {
+    /// A waiting cell for `n` patterns.
+    pub fn new(n: usize) -> SyncCell {
+        SyncCell {
+            slots: (0..n).map(|_| Slot::Empty).collect(),
+            fired: false,
+        }
+    }
+
+    /// True once the cell has fired (it is then an identity forever).
+    pub fn is_fired(&self) -> bool {
+        self.fired
+    }
+
+    /// Number of records currently stored.
+    pub fn stored(&self) -> usize {
+        self.slots
+            .iter()
+            .filter(|s| matches!(s, Slot::Own(_)))
+            .count()
+    }
+
+    /// Drops the stored records (end of run) and returns how many there were.
+    pub fn discard(&mut self) -> usize {
+        let n = self.stored();
+        for s in &mut self.slots {
+            *s = Slot::Empty;
+        }
+        n
+    }
+
+    /// Handles one record (spec §7.6 steps 1–4).
+    pub fn handle(&mut self, pats: &[GuardedPattern], x: Record) -> Result<SyncOutcome, EvalError> {
+        if self.fired {
+            return Ok(SyncOutcome::Forward(x));
+        }
+        let mut first = None;
+        let mut m = Vec::new();
+        for (i, p) in pats.iter().enumerate() {
+            if matches!(self.slots[i], Slot::Empty) && pattern::matches(&x, p)? {
+                if first.is_none() {
+                    first = Some(i);
+                } else {
+                    m.push(i);
+                }
+            }
+        }
+        let Some(first) = first else {
+            return Ok(SyncOutcome::Forward(x));
+        };
+        for i in m {
+            self.slots[i] = Slot::Side(first);
+        }
+        self.slots[first] = Slot::Own(x);
+        if self.slots.iter().any(|s| matches!(s, Slot::Empty)) {
+            return Ok(SyncOutcome::Stored);
+        }
+        self.fired = true;
+        Ok(SyncOutcome::Fired(self.merge(pats)))
+    }
+
+    fn merge(&mut self, pats: &[GuardedPattern]) -> Record {
+        let slots = std::mem::take(&mut self.slots);
+        let mut owners: Vec<Vec<usize>> = vec![Vec::new(); slots.len()];
+        let mut records: Vec<Option<Record>> = Vec::with_capacity(slots.len());
+        for (j, s) in slots.into_iter().enumerate() {
+            match s {
+                Slot::Own(r) => {
+                    owners[j].push(j);
+                    records.push(Some(r));
+                }
+                Slot::Side(i) => {
+                    owners[i].push(j);
+                    records.push(None);
+                }
+                Slot::Empty => records.push(None),
+            }
+        }
+        let mut merged = records[0].take().unwrap_or_default();
+        for i in 1..pats.len() {
+            let Some(y) = records[i].take() else { continue };
+            // Labels of every pattern this record filled (spec §7.6 edge case).
+            let names = owners[i]
+                .iter()
+                .flat_map(|&j| pats[j].labels.iter().copied());
+            for l in names {
+                match l.kind() {
+                    crate::LabelKind::Field => {
+                        if let Some(v) = y.field(l) {
+                            merged.set_field(l, v.clone());
+                        }
+                    }
+                    crate::LabelKind::Tag => {
+                        if let Some(v) = y.tag(l) {
+                            merged.set_tag(l, v);
+                        }
+                    }
+                    crate::LabelKind::BTag => {}
+                }
+            }
+        }
+        merged
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::variant;
+    use crate::{Label, Value};
+
+    fn pat(ls: Vec<Label>) -> GuardedPattern {
+        GuardedPattern {
+            labels: variant(ls),
+            guard: None,
+        }
+    }
+
+    #[test]
+    fn merge_order_follows_patterns_not_arrival() {
+        // Spec Appendix A.3.
+        let pats = vec![
+            pat(vec![Label::field("a"), Label::tag("t")]),
+            pat(vec![Label::field("b")]),
+        ];
+        let mut c = SyncCell::new(2);
+        let r1 = Record::new()
+            .with_field("b", Value::int(1))
+            .with_tag("t", 7)
+            .with_field("c", Value::int(2));
+        let r2 = Record::new()
+            .with_field("a", Value::int(3))
+            .with_tag("t", 5)
+            .with_field("d", Value::int(4));
+        assert!(matches!(c.handle(&pats, r1).unwrap(), SyncOutcome::Stored));
+        let SyncOutcome::Fired(m) = c.handle(&pats, r2).unwrap() else {
+            panic!("no fire")
+        };
+        assert_eq!(m.tag(Label::tag("t")), Some(5));
+        assert!(m.has(Label::field("d")) && m.has(Label::field("b")) && !m.has(Label::field("c")));
+        let r3 = Record::new().with_field("a", Value::int(9));
+        assert!(matches!(
+            c.handle(&pats, r3).unwrap(),
+            SyncOutcome::Forward(_)
+        ));
+    }
+
+    #[test]
+    fn records_for_full_slots_pass_through() {
+        let pats = vec![pat(vec![Label::field("a")]), pat(vec![Label::field("b")])];
+        let mut c = SyncCell::new(2);
+        let a = || Record::new().with_field("a", Value::int(1));
+        assert!(matches!(c.handle(&pats, a()).unwrap(), SyncOutcome::Stored));
+        assert!(matches!(
+            c.handle(&pats, a()).unwrap(),
+            SyncOutcome::Forward(_)
+        ));
+        assert_eq!(c.stored(), 1);
+    }
+}

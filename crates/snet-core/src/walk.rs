@@ -1,0 +1,433 @@
+//! Record walking: moving a record through the static graph from one box to the next.
+//!
+//! Everything except boxes is handled inline as a record walks: routing at `|`, `*`,
+//! `!`, `\`, filters, synchrocells and collectors. A walk ends when the record reaches
+//! a box (the engine queues it there), the global output, or disappears (consumed by a
+//! filter, stored in a synchrocell). Walks are iterative (an explicit stack) and depth
+//! first in emission order, so order along every FIFO path is kept (spec §7.1).
+
+use crate::box_call;
+use crate::boxes::BoxTable;
+use crate::det::{ctx_add, ctx_release, Frame, Released, Token};
+use crate::engine::Counters;
+use crate::error::RunError;
+use crate::filter;
+use crate::inst::{lock, InitCall, Inst, InstCounter, InstKind, Slot};
+use crate::net::{GuardedPattern, Net, NodeKind};
+use crate::pattern;
+use crate::record::Record;
+use crate::sync_cell::SyncOutcome;
+use std::sync::Arc;
+
+/// Where a walking record is.
+#[derive(Debug, Clone)]
+pub enum Pos {
+    /// About to enter an instance.
+    Enter(Arc<Inst>),
+    /// Just left an instance.
+    Leave(Arc<Inst>),
+}
+
+/// Where a walk ended, for the engine to act on.
+#[derive(Debug)]
+pub enum Step {
+    /// The record must be handled by this box leaf.
+    Box(Arc<Inst>, Token),
+    /// An initialiser box must be invoked (its composition was just created).
+    Init(InitCall),
+    /// The record left the entry network.
+    Output(Token),
+}
+
+/// The shared, engine-independent part of a run: the net, its boxes and the counters.
+#[derive(Debug)]
+pub struct Walker<'a> {
+    /// The program.
+    pub net: &'a Net,
+    /// Box implementations.
+    pub boxes: &'a BoxTable,
+    /// Instance creation counter.
+    pub insts: InstCounter,
+    /// Run counters.
+    pub counters: Counters,
+}
+
+impl<'a> Walker<'a> {
+    /// A walker for `net` with `boxes`. Fails if a box of the net is not bound.
+    pub fn new(net: &'a Net, boxes: &'a BoxTable) -> Result<Walker<'a>, RunError> {
+        for b in &net.boxes {
+            if !boxes.contains(&b.name) {
+                return Err(RunError::new(
+                    format!("box `{}`", b.name),
+                    None,
+                    "no implementation is bound to this box",
+                ));
+            }
+        }
+        Ok(Walker {
+            net,
+            boxes,
+            insts: InstCounter::default(),
+            counters: Counters::default(),
+        })
+    }
+
+    /// Creates the root instance; initialisers of its static part are sent to `sink`.
+    pub fn create_root(&self, sink: &mut dyn FnMut(Step)) -> Arc<Inst> {
+        let mut inits = Vec::new();
+        let root = Inst::create(
+            self.net,
+            self.net.root,
+            std::sync::Weak::new(),
+            Slot::Root,
+            &None,
+            &self.insts,
+            &mut inits,
+        );
+        for i in inits {
+            sink(Step::Init(i));
+        }
+        root
+    }
+
+    fn err(&self, inst: &Inst, rec: &Record, msg: impl Into<String>) -> RunError {
+        let n = self.net.node(inst.node);
+        RunError::new(
+            format!("{} at {}", n.name, n.loc),
+            Some(format!("{rec:?}")),
+            msg,
+        )
+    }
+
+    /// Invokes the box at `leaf` on `tok` (or an initialiser with `tok = None`), walking
+    /// every emitted record onward at once; ends walks at `sink`.
+    pub fn run_box(
+        &self,
+        leaf: &Arc<Inst>,
+        input: Option<Record>,
+        ctx: crate::det::Ctx,
+        sink: &mut dyn FnMut(Step),
+    ) -> Result<(), RunError> {
+        let Some(bi) = leaf.box_index() else {
+            return Err(RunError::new(
+                "engine",
+                None,
+                "run_box on a non-box instance",
+            ));
+        };
+        let sig = &self.net.boxes[bi];
+        let node = self.net.node(leaf.node);
+        let f = self
+            .boxes
+            .get(&sig.name)
+            .ok_or_else(|| {
+                RunError::new(
+                    format!("box `{}`", sig.name),
+                    None,
+                    "no implementation bound",
+                )
+            })?
+            .clone();
+        self.counters.box_calls.inc();
+        let n = box_call::invoke(sig, &node.loc, &*f, input, &ctx, &mut |tok| {
+            self.counters.produced(1);
+            self.walk(Pos::Leave(leaf.clone()), tok, sink)
+        })?;
+        let _ = n;
+        self.counters.consumed(1);
+        let mut released = Released::new();
+        ctx_release(&ctx, &mut released);
+        self.walk_released(released, sink)
+    }
+
+    /// Walks records released by collectors.
+    pub fn walk_released(
+        &self,
+        released: Released,
+        sink: &mut dyn FnMut(Step),
+    ) -> Result<(), RunError> {
+        for (owner, tok) in released {
+            self.walk(Pos::Leave(owner), tok, sink)?;
+        }
+        Ok(())
+    }
+
+    fn test(&self, inst: &Inst, rec: &Record, ps: &[GuardedPattern]) -> Result<bool, RunError> {
+        pattern::matches_any(rec, ps).map_err(|e| self.err(inst, rec, e.to_string()))
+    }
+
+    /// The stage after `from` (or the first stage if `from` is `None`), skipping
+    /// stages that are currently identities (spec §7.6: fired chains cost O(1)).
+    fn next_stage(
+        &self,
+        star: &Arc<Inst>,
+        from: Option<&Arc<Inst>>,
+        tok: &Token,
+        sink: &mut dyn FnMut(Step),
+    ) -> Arc<Inst> {
+        let NodeKind::Star { body, .. } = &self.net.node(star.node).kind else {
+            unreachable!("next_stage on a non-star instance")
+        };
+        let mut inits = Vec::new();
+        let create = |inits: &mut Vec<InitCall>| {
+            Inst::create(
+                self.net,
+                *body,
+                Arc::downgrade(star),
+                Slot::Stage,
+                &tok.ctx,
+                &self.insts,
+                inits,
+            )
+        };
+        let mut cur = match from {
+            None => match &star.kind {
+                InstKind::Star { first, .. } => first.get_or_init(|| create(&mut inits)).clone(),
+                _ => unreachable!("checked above"),
+            },
+            Some(s) => s.next_stage.get_or_init(|| create(&mut inits)).clone(),
+        };
+        let mut skipped: Vec<Arc<Inst>> = Vec::new();
+        while cur.is_identity() {
+            let jump = lock(&cur.skip).as_ref().and_then(|w| w.upgrade());
+            let next = match jump {
+                Some(j) => j,
+                None => cur.next_stage.get_or_init(|| create(&mut inits)).clone(),
+            };
+            skipped.push(cur);
+            cur = next;
+        }
+        for s in skipped {
+            *lock(&s.skip) = Some(Arc::downgrade(&cur));
+        }
+        for i in inits {
+            sink(Step::Init(i));
+        }
+        cur
+    }
+
+    /// Walks `tok` from `pos` until every record it becomes has ended somewhere.
+    pub fn walk(&self, pos: Pos, tok: Token, sink: &mut dyn FnMut(Step)) -> Result<(), RunError> {
+        let mut stack: Vec<(Pos, Token)> = vec![(pos, tok)];
+        let mut outs: Vec<Record> = Vec::new();
+        while let Some((pos, mut tok)) = stack.pop() {
+            match pos {
+                Pos::Enter(inst) => match &inst.kind {
+                    InstKind::Box(_) => sink(Step::Box(inst, tok)),
+                    InstKind::Identity => stack.push((Pos::Leave(inst), tok)),
+                    InstKind::Filter => {
+                        let NodeKind::Filter(f) = &self.net.node(inst.node).kind else {
+                            unreachable!("filter instance of a non-filter node")
+                        };
+                        outs.clear();
+                        filter::apply(f, tok.rec, &mut outs)
+                            .map_err(|(e, x)| self.err(&inst, &x, e.to_string()))?;
+                        let n = outs.len();
+                        self.counters.produced(n);
+                        self.counters.consumed(1);
+                        ctx_add(&tok.ctx, n);
+                        for rec in outs.drain(..).rev() {
+                            stack.push((
+                                Pos::Leave(inst.clone()),
+                                Token {
+                                    rec,
+                                    ctx: tok.ctx.clone(),
+                                },
+                            ));
+                        }
+                        let mut released = Released::new();
+                        ctx_release(&tok.ctx, &mut released);
+                        for (owner, t) in released.into_iter().rev() {
+                            stack.push((Pos::Leave(owner), t));
+                        }
+                    }
+                    InstKind::Sync(cell) => {
+                        let NodeKind::Sync(pats) = &self.net.node(inst.node).kind else {
+                            unreachable!("sync instance of a non-sync node")
+                        };
+                        let outcome = lock(cell).handle(pats, tok.rec);
+                        match outcome {
+                            Ok(SyncOutcome::Forward(rec)) => {
+                                stack.push((Pos::Leave(inst), Token { rec, ctx: tok.ctx }))
+                            }
+                            Ok(SyncOutcome::Fired(rec)) => {
+                                self.counters.sync_merged.inc();
+                                stack.push((Pos::Leave(inst), Token { rec, ctx: tok.ctx }))
+                            }
+                            Ok(SyncOutcome::Stored) => {
+                                self.counters.stored(1);
+                                let mut released = Released::new();
+                                ctx_release(&tok.ctx, &mut released);
+                                for (owner, t) in released.into_iter().rev() {
+                                    stack.push((Pos::Leave(owner), t));
+                                }
+                            }
+                            Err(e) => {
+                                let n = self.net.node(inst.node);
+                                return Err(RunError::new(
+                                    format!("{} at {}", n.name, n.loc),
+                                    None,
+                                    e.to_string(),
+                                ));
+                            }
+                        }
+                    }
+                    InstKind::Serial(a, _) => stack.push((Pos::Enter(a.clone()), tok)),
+                    InstKind::Parallel {
+                        branches, single, ..
+                    } => {
+                        let NodeKind::Parallel { routes, .. } = &self.net.node(inst.node).kind
+                        else {
+                            unreachable!("parallel instance of a non-parallel node")
+                        };
+                        let b = match single {
+                            Some(b) => *b,
+                            None => match pattern::best_branch(&tok.rec, routes) {
+                                Some(b) => b,
+                                None => {
+                                    let types: Vec<String> = routes
+                                        .iter()
+                                        .enumerate()
+                                        .map(|(i, r)| {
+                                            format!("branch {}: {}", i + 1, show_variants(r))
+                                        })
+                                        .collect();
+                                    return Err(self.err(
+                                        &inst,
+                                        &tok.rec,
+                                        format!(
+                                            "no branch accepts the record ({})",
+                                            types.join("; ")
+                                        ),
+                                    ));
+                                }
+                            },
+                        };
+                        enter_frame(&inst, &mut tok);
+                        stack.push((Pos::Enter(branches[b].clone()), tok));
+                    }
+                    InstKind::Star { .. } => {
+                        let NodeKind::Star { exits, .. } = &self.net.node(inst.node).kind else {
+                            unreachable!("star instance of a non-star node")
+                        };
+                        enter_frame(&inst, &mut tok);
+                        if self.test(&inst, &tok.rec, exits)? {
+                            stack.push((Pos::Leave(inst), tok));
+                        } else {
+                            let st = self.next_stage(&inst, None, &tok, sink);
+                            stack.push((Pos::Enter(st), tok));
+                        }
+                    }
+                    InstKind::Split { replicas, .. } => {
+                        let NodeKind::Split { index, body, .. } = &self.net.node(inst.node).kind
+                        else {
+                            unreachable!("split instance of a non-split node")
+                        };
+                        let Some(v) = tok.rec.tag(*index) else {
+                            return Err(self.err(
+                                &inst,
+                                &tok.rec,
+                                format!("record lacks the index tag {index}"),
+                            ));
+                        };
+                        enter_frame(&inst, &mut tok);
+                        let mut inits = Vec::new();
+                        let r = lock(replicas)
+                            .entry(v)
+                            .or_insert_with(|| {
+                                Inst::create(
+                                    self.net,
+                                    *body,
+                                    Arc::downgrade(&inst),
+                                    Slot::Replica,
+                                    &tok.ctx,
+                                    &self.insts,
+                                    &mut inits,
+                                )
+                            })
+                            .clone();
+                        for i in inits {
+                            sink(Step::Init(i));
+                        }
+                        stack.push((Pos::Enter(r), tok));
+                    }
+                    InstKind::Feedback(body) => stack.push((Pos::Enter(body.clone()), tok)),
+                },
+                Pos::Leave(inst) => {
+                    let Some(parent) = inst.parent() else {
+                        sink(Step::Output(tok));
+                        continue;
+                    };
+                    match (&parent.kind, inst.slot) {
+                        (InstKind::Serial(_, b), Slot::Left) => {
+                            stack.push((Pos::Enter(b.clone()), tok))
+                        }
+                        (InstKind::Star { .. }, Slot::Stage) => {
+                            let NodeKind::Star { exits, .. } = &self.net.node(parent.node).kind
+                            else {
+                                unreachable!("star instance of a non-star node")
+                            };
+                            if self.test(&parent, &tok.rec, exits)? {
+                                self.collect_and_leave(&parent, tok, &mut stack);
+                            } else {
+                                let st = self.next_stage(&parent, Some(&inst), &tok, sink);
+                                stack.push((Pos::Enter(st), tok));
+                            }
+                        }
+                        (InstKind::Feedback(body), Slot::Body) => {
+                            let NodeKind::Feedback { back, .. } = &self.net.node(parent.node).kind
+                            else {
+                                unreachable!("feedback instance of a non-feedback node")
+                            };
+                            if self.test(&parent, &tok.rec, back)? {
+                                stack.push((Pos::Enter(body.clone()), tok));
+                            } else {
+                                stack.push((Pos::Leave(parent), tok));
+                            }
+                        }
+                        (InstKind::Parallel { .. } | InstKind::Split { .. }, _) => {
+                            self.collect_and_leave(&parent, tok, &mut stack);
+                        }
+                        _ => stack.push((Pos::Leave(parent), tok)),
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn collect_and_leave(&self, inst: &Arc<Inst>, tok: Token, stack: &mut Vec<(Pos, Token)>) {
+        let mut released = Released::new();
+        let now = inst.collect(tok, &mut released);
+        // `now` belongs to the oldest input still open; records it released belong to
+        // later inputs, so `now` is walked first (top of the stack), then them in order.
+        for (owner, t) in released.into_iter().rev() {
+            stack.push((Pos::Leave(owner), t));
+        }
+        if let Some(t) = now {
+            stack.push((Pos::Leave(inst.clone()), t));
+        }
+    }
+}
+
+/// Gives a record entering a deterministic instance its frame (protocol step 1).
+fn enter_frame(inst: &Arc<Inst>, tok: &mut Token) {
+    if let Some(seq) = inst.enter_seq() {
+        tok.ctx = Some(Frame::new(seq, 1, tok.ctx.take(), inst.clone()));
+    }
+}
+
+fn show_variants(vs: &[crate::net::Variant]) -> String {
+    let parts: Vec<String> = vs
+        .iter()
+        .map(|v| {
+            let ls: Vec<String> = v.iter().map(|l| l.to_string()).collect();
+            format!("{{{}}}", ls.join(","))
+        })
+        .collect();
+    if parts.is_empty() {
+        "(initialiser)".into()
+    } else {
+        parts.join(" | ")
+    }
+}
