@@ -1,0 +1,127 @@
+//! Cost of one C box call (wrapper, C4SNetOut decoding, record values) against the same
+//! box written in Rust, measured in one run through the same `BoxFn` interface.
+//!
+//! Two boxes, each in C and in Rust:
+//! * `pass ((x, <t>) -> (x, <t>))` re-emits its field and `t + 1`;
+//! * `make ((x, <t>) -> (y, <t>))` reads the int, creates a new int object, frees `x`.
+//!
+//! Prints ns/call (median of several runs) and the extra cost of C per call.
+//! Run: `cargo bench -p snet-c4snet --bench call_cost`.
+
+use snet_c4snet::{load_boxes, BuildOptions};
+use snet_core::{Arg, BoxFailure, BoxFn, BoxSig, Emitter, Label, Value};
+use std::hint::black_box;
+use std::time::Instant;
+
+const SOURCE: &str = r#"
+#include <C4SNet.h>
+
+void *pass(void *hnd, c4snet_data_t *x, int t)
+{
+    C4SNetOut(hnd, 1, x, t + 1);
+    return hnd;
+}
+
+void *make(void *hnd, c4snet_data_t *x, int t)
+{
+    int v = *(int *)C4SNetGetData(x) + 1;
+    C4SNetFree(x);
+    C4SNetOut(hnd, 1, C4SNetCreate(CTYPE_int, 1, &v), t);
+    return hnd;
+}
+"#;
+
+/// Counts emissions and drops the values, as a cheap downstream.
+struct Sink(u64);
+
+impl Emitter for Sink {
+    fn emit(&mut self, variant: usize, values: Vec<Arg>) -> Result<(), BoxFailure> {
+        self.0 += variant as u64 + values.len() as u64;
+        drop(black_box(values));
+        Ok(())
+    }
+}
+
+fn rust_pass(args: Vec<Arg>, out: &mut dyn Emitter) -> Result<(), BoxFailure> {
+    let mut it = args.into_iter();
+    let (Some(x), Some(Arg::Tag(t))) = (it.next(), it.next()) else {
+        return Err(BoxFailure("bad args".into()));
+    };
+    out.emit(1, vec![x, Arg::Tag(t + 1)])
+}
+
+fn rust_make(args: Vec<Arg>, out: &mut dyn Emitter) -> Result<(), BoxFailure> {
+    let mut it = args.into_iter();
+    let (Some(Arg::Field(Some(x))), Some(Arg::Tag(t))) = (it.next(), it.next()) else {
+        return Err(BoxFailure("bad args".into()));
+    };
+    let v = x.as_i32().unwrap_or(0) + 1;
+    drop(x);
+    out.emit(1, vec![Arg::Field(Some(Value::int(v))), Arg::Tag(t)])
+}
+
+/// Median ns per call of `f` over `runs` runs of `n` calls.
+fn measure(f: &dyn BoxFn, x: &Value, n: u32, runs: usize) -> f64 {
+    let mut sink = Sink(0);
+    let mut times = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let start = Instant::now();
+        for i in 0..n {
+            let args = vec![Arg::Field(Some(x.clone())), Arg::Tag(i as i32)];
+            f.invoke(args, &mut sink).expect("box call");
+        }
+        times.push(start.elapsed().as_nanos() as f64 / f64::from(n));
+    }
+    black_box(sink.0);
+    times.sort_by(f64::total_cmp);
+    times[runs / 2]
+}
+
+fn main() {
+    let dir = std::env::temp_dir().join(format!("snet-c4snet-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    let src = dir.join("boxes.c");
+    std::fs::write(&src, SOURCE).expect("write source");
+    let sig = |name: &str, out: &str| BoxSig {
+        name: name.to_owned(),
+        input: Some(vec![Label::field("x"), Label::tag("t")]),
+        outputs: vec![vec![Label::field(out), Label::tag("t")]],
+    };
+    let opts = BuildOptions {
+        cache_dir: Some(dir.join("cache")),
+        ..BuildOptions::default()
+    };
+    let boxes = load_boxes(&[sig("pass", "x"), sig("make", "y")], &[src], &opts)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let c_pass = boxes.table().get("pass").expect("pass").clone();
+    let c_make = boxes.table().get("make").expect("make").clone();
+
+    let n = 1_000_000;
+    let runs = 11;
+    let x = Value::int(1);
+    // Warm up caches and the allocator.
+    measure(&*c_pass, &x, n / 10, 1);
+    measure(&rust_pass, &x, n / 10, 1);
+    println!("C box call cost vs the same box in Rust ({runs} runs of {n} calls, median)");
+    for (name, c, r) in [
+        ("pass (re-emit field)", &*c_pass, &rust_pass as &dyn BoxFn),
+        ("make (new int object)", &*c_make, &rust_make as &dyn BoxFn),
+    ] {
+        // Interleave to share any drift in machine load.
+        let mut cs = Vec::new();
+        let mut rs = Vec::new();
+        for _ in 0..3 {
+            cs.push(measure(c, &x, n, runs));
+            rs.push(measure(r, &x, n, runs));
+        }
+        cs.sort_by(f64::total_cmp);
+        rs.sort_by(f64::total_cmp);
+        let (c, r) = (cs[1], rs[1]);
+        println!(
+            "{name:24} C {c:6.1} ns/call   Rust {r:6.1} ns/call   extra {:+6.1} ns/call   ratio {:.2}",
+            c - r,
+            c / r
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,115 @@
+/*
+ * The C4SNet shim: the C entry points box code calls, forwarding to the Rust runtime
+ * through a table of function pointers installed after the library is loaded (so the
+ * library needs no symbols from the executable), and the variadic C4SNetOut, decoded
+ * with the label kinds of the chosen output variant.
+ */
+#include <stdarg.h>
+#include <stdlib.h>
+
+#include "snet_c4snet_internal.h"
+
+/* The compute node id of distributed S-Net; always 0 here. Some boxes declare it. */
+int node_location = 0;
+
+static snet_c4snet_api snet_c4snet_rt;
+
+int snet_c4snet_install(const snet_c4snet_api *api)
+{
+    if (api->version != SNET_C4SNET_API_VERSION) {
+        return -1;
+    }
+    snet_c4snet_rt = *api;
+    return 0;
+}
+
+c4snet_data_t *C4SNetAlloc(c4snet_type_t type, size_t size, void **data)
+{
+    return snet_c4snet_rt.alloc((int)type, size, data);
+}
+
+c4snet_data_t *C4SNetCreate(c4snet_type_t type, size_t size, const void *data)
+{
+    return snet_c4snet_rt.create((int)type, size, data);
+}
+
+void C4SNetFree(c4snet_data_t *ptr)
+{
+    snet_c4snet_rt.release(ptr);
+}
+
+c4snet_data_t *C4SNetShallowCopy(c4snet_data_t *ptr)
+{
+    return snet_c4snet_rt.shallow_copy(ptr);
+}
+
+c4snet_data_t *C4SNetDeepCopy(c4snet_data_t *ptr)
+{
+    return snet_c4snet_rt.deep_copy(ptr);
+}
+
+int C4SNetSizeof(c4snet_data_t *data)
+{
+    return snet_c4snet_rt.size_of(data);
+}
+
+size_t C4SNetArraySize(c4snet_data_t *data)
+{
+    return snet_c4snet_rt.array_size(data);
+}
+
+void *C4SNetGetData(c4snet_data_t *ptr)
+{
+    return snet_c4snet_rt.get_data(ptr);
+}
+
+c4snet_type_t C4SNetGetType(c4snet_data_t *data)
+{
+    return (c4snet_type_t)snet_c4snet_rt.get_type(data);
+}
+
+char *C4SNetGetString(c4snet_data_t *data)
+{
+    return snet_c4snet_rt.get_string(data);
+}
+
+void C4SNetInit(int id, snet_distrib_t distImpl)
+{
+    (void)id;
+    (void)distImpl;
+}
+
+/* Values of up to this many labels are collected on the stack. */
+#define SNET_C4SNET_STACK_SLOTS 32
+
+void C4SNetOut(void *hnd, int variant, ...)
+{
+    const snet_c4snet_box *box = ((const snet_c4snet_invocation *)hnd)->box;
+    if (variant < 1 || variant > box->nvariants) {
+        snet_c4snet_rt.bad_variant(hnd, variant);
+        return;
+    }
+    const snet_c4snet_variant *v = &box->variants[variant - 1];
+    snet_c4snet_slot stack_slots[SNET_C4SNET_STACK_SLOTS];
+    snet_c4snet_slot *slots = stack_slots;
+    if (v->nlabels > SNET_C4SNET_STACK_SLOTS) {
+        slots = malloc((size_t)v->nlabels * sizeof *slots);
+        if (slots == NULL) {
+            abort();
+        }
+    }
+    va_list ap;
+    va_start(ap, variant);
+    for (int i = 0; i < v->nlabels; i++) {
+        if (v->kinds[i] == SNET_C4SNET_FIELD) {
+            slots[i].field = va_arg(ap, c4snet_data_t *);
+        } else {
+            slots[i].tag = va_arg(ap, int);
+        }
+    }
+    va_end(ap);
+    snet_c4snet_rt.emit(hnd, variant, v->nlabels, slots);
+    if (slots != stack_slots) {
+        free(slots);
+    }
+}

@@ -1,0 +1,400 @@
+//! The Rust half of the C ABI (unsafe leaf module): `#[repr(C)]` mirrors of the types in
+//! `csrc/snet_c4snet_internal.h`, the entry points the C shim forwards to, and the
+//! invocation context that C box code sees as its opaque `hnd`.
+//!
+//! Invariants:
+//! 1. A `c4snet_data_t *` handed to C is exactly one reference obtained with
+//!    [`Value::into_raw`]; C gives it back to us either through `C4SNetFree` (released
+//!    here) or through `C4SNetOut` (taken back with [`Value::from_raw`] and moved into the
+//!    emitted record). NULL is a legal "no value" and is never dereferenced.
+//! 2. `hnd` points to an [`Invocation`] living on the stack of [`invoke`] for exactly the
+//!    duration of the C call; the C side only reads its first field (the box descriptor).
+//!    While C runs, Rust holds no other reference to the invocation, so the callbacks may
+//!    turn `hnd` into `&mut Invocation`.
+//! 3. No Rust panic unwinds into C: every callback that can run user-supplied Rust code
+//!    (the engine's [`Emitter`]) catches it and stores it in the invocation; [`invoke`]
+//!    resumes it after the C function has returned.
+//! 4. The thread-local [`CURRENT`] holds the innermost running invocation of this thread
+//!    (invocations nest when an emitter runs further boxes inline). It is a `const`
+//!    initialised `Cell` of a raw pointer, so reading it is async-signal-safe; the crash
+//!    handler uses it to name the box.
+//!
+//! Memory ordering: none of its own; reference counts are `Value`'s (`Arc`'s).
+
+use crate::wrapgen::SlotKind;
+use snet_core::{Arg, BoxFailure, CType, Emitter, Value};
+use std::any::Any;
+use std::cell::Cell;
+use std::ffi::{c_char, c_int, c_uint, c_void};
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::ptr;
+
+/// One argument or emitted value (`snet_c4snet_slot`).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub(crate) union Slot {
+    pub(crate) field: *mut c_void,
+    pub(crate) tag: c_int,
+}
+
+/// One output variant of a box (`snet_c4snet_variant`).
+#[repr(C)]
+#[derive(Debug)]
+pub(crate) struct CVariant {
+    pub(crate) nlabels: c_int,
+    pub(crate) kinds: *const u8,
+}
+
+/// The wrapper that unpacks the slots and calls the user's function.
+pub(crate) type CallFn = unsafe extern "C" fn(hnd: *mut c_void, args: *const Slot);
+
+/// One box of the generated table (`snet_c4snet_box`).
+#[repr(C)]
+#[derive(Debug)]
+pub(crate) struct CBoxDesc {
+    pub(crate) name: *const c_char,
+    pub(crate) call: Option<CallFn>,
+    pub(crate) user_fn: Option<unsafe extern "C" fn()>,
+    pub(crate) ninputs: c_int,
+    pub(crate) input_kinds: *const u8,
+    pub(crate) nvariants: c_int,
+    pub(crate) variants: *const CVariant,
+}
+
+/// The table of Rust entry points (`snet_c4snet_api`).
+#[repr(C)]
+#[derive(Debug)]
+pub(crate) struct Api {
+    version: c_uint,
+    alloc: unsafe extern "C" fn(c_int, usize, *mut *mut c_void) -> *mut c_void,
+    create: unsafe extern "C" fn(c_int, usize, *const c_void) -> *mut c_void,
+    release: unsafe extern "C" fn(*mut c_void),
+    shallow_copy: unsafe extern "C" fn(*mut c_void) -> *mut c_void,
+    deep_copy: unsafe extern "C" fn(*mut c_void) -> *mut c_void,
+    size_of: unsafe extern "C" fn(*mut c_void) -> c_int,
+    array_size: unsafe extern "C" fn(*mut c_void) -> usize,
+    get_data: unsafe extern "C" fn(*mut c_void) -> *mut c_void,
+    get_type: unsafe extern "C" fn(*mut c_void) -> c_int,
+    get_string: unsafe extern "C" fn(*mut c_void) -> *mut c_char,
+    emit: unsafe extern "C" fn(*mut c_void, c_int, c_int, *const Slot),
+    bad_variant: unsafe extern "C" fn(*mut c_void, c_int),
+}
+
+/// Must equal `SNET_C4SNET_API_VERSION` in the internal header.
+const API_VERSION: c_uint = 1;
+
+/// The entry points installed into every loaded box library.
+pub(crate) static API: Api = Api {
+    version: API_VERSION,
+    alloc: c_alloc,
+    create: c_create,
+    release: c_release,
+    shallow_copy: c_shallow_copy,
+    deep_copy: c_deep_copy,
+    size_of: c_size_of,
+    array_size: c_array_size,
+    get_data: c_get_data,
+    get_type: c_get_type,
+    get_string: c_get_string,
+    emit: c_emit,
+    bad_variant: c_bad_variant,
+};
+
+/// The invocation context behind `hnd` (invariant 2).
+#[repr(C)]
+pub(crate) struct Invocation<'a> {
+    /// Read by `C4SNetOut` in C; must stay the first field.
+    desc: *const CBoxDesc,
+    /// Box name bytes, for messages and the crash handler.
+    name: &'a str,
+    /// Output label kinds per variant (the same as the C table's).
+    outputs: &'a [Vec<SlotKind>],
+    out: &'a mut dyn Emitter,
+    failure: Option<BoxFailure>,
+    panic: Option<Box<dyn Any + Send>>,
+}
+
+thread_local! {
+    /// The innermost running invocation of this thread, or null (invariant 4).
+    static CURRENT: Cell<*mut c_void> = const { Cell::new(ptr::null_mut()) };
+}
+
+/// The name of the box running on this thread, for the crash handler.
+///
+/// Async-signal-safe: one thread-local read and two plain loads.
+pub(crate) fn current_box_name() -> Option<&'static [u8]> {
+    let inv = CURRENT.with(Cell::get);
+    if inv.is_null() {
+        return None;
+    }
+    // SAFETY: a non-null CURRENT points to an invocation alive on this thread's stack
+    // (invariant 4); the signal interrupted code running inside it, so it is still alive.
+    // The name outlives the invocation; 'static only extends it to the handler, which
+    // never returns to code that could free it before use.
+    let name: &str = unsafe { (*inv.cast::<Invocation<'static>>()).name };
+    Some(name.as_bytes())
+}
+
+/// Calls a box wrapper with `args` (kinds already checked against the signature) and
+/// returns when the box has returned.
+///
+/// # Safety
+/// `desc` must point to the live descriptor of the box and `call` be its wrapper, from a
+/// library that is loaded and whose API table is installed; `outputs` must match the
+/// descriptor's variants.
+pub(crate) unsafe fn invoke(
+    desc: *const CBoxDesc,
+    call: CallFn,
+    name: &str,
+    outputs: &[Vec<SlotKind>],
+    args: Vec<Arg>,
+    out: &mut dyn Emitter,
+) -> Result<(), BoxFailure> {
+    const STACK_SLOTS: usize = 16;
+    let mut stack = [Slot { tag: 0 }; STACK_SLOTS];
+    let mut heap = Vec::new();
+    let slots: &mut [Slot] = if args.len() <= STACK_SLOTS {
+        &mut stack[..args.len()]
+    } else {
+        heap.resize(args.len(), Slot { tag: 0 });
+        &mut heap
+    };
+    for (slot, arg) in slots.iter_mut().zip(args) {
+        *slot = match arg {
+            // Invariant 1: one reference passes to the box.
+            Arg::Field(Some(v)) => Slot {
+                field: v.into_raw(),
+            },
+            Arg::Field(None) => Slot {
+                field: ptr::null_mut(),
+            },
+            Arg::Tag(t) => Slot { tag: t },
+        };
+    }
+    let mut inv = Invocation {
+        desc,
+        name,
+        outputs,
+        out,
+        failure: None,
+        panic: None,
+    };
+    let hnd: *mut c_void = ptr::addr_of_mut!(inv).cast();
+    let prev = CURRENT.with(|c| c.replace(hnd));
+    // SAFETY: the caller guarantees `call` is the loaded wrapper of `desc`; `hnd` is a
+    // valid invocation for the whole call (invariant 2) and `slots` holds one slot per
+    // input label in order, as the wrapper reads them.
+    unsafe { call(hnd, slots.as_ptr()) };
+    CURRENT.with(|c| c.set(prev));
+    if let Some(p) = inv.panic {
+        resume_unwind(p);
+    }
+    match inv.failure {
+        Some(f) => Err(f),
+        None => Ok(()),
+    }
+}
+
+/// Records a failure in the innermost running invocation (the first one wins); outside
+/// any box call, reports it on standard error, the only channel C code leaves us.
+fn fail(message: String) {
+    let inv = CURRENT.with(Cell::get);
+    if inv.is_null() {
+        eprintln!("snet: C4SNet error outside a box call: {message}");
+        return;
+    }
+    // SAFETY: invariant 4; we are inside a callback from the C code of that invocation
+    // and no other reference to it is live.
+    let inv = unsafe { &mut *inv.cast::<Invocation<'_>>() };
+    if inv.failure.is_none() {
+        inv.failure = Some(BoxFailure(format!("box `{}`: {message}", inv.name)));
+    }
+}
+
+fn ctype_of(ty: c_int, func: &str) -> Option<CType> {
+    let t = u32::try_from(ty).ok().and_then(CType::from_abi);
+    if t.is_none() {
+        fail(format!("{func}: invalid element type {ty}"));
+    }
+    t
+}
+
+/// `C4SNetAlloc`.
+unsafe extern "C" fn c_alloc(ty: c_int, size: usize, data: *mut *mut c_void) -> *mut c_void {
+    let Some(t) = ctype_of(ty, "C4SNetAlloc") else {
+        if !data.is_null() {
+            // SAFETY: a non-null `data` points to a `void *` the caller owns.
+            unsafe { *data = ptr::null_mut() };
+        }
+        return ptr::null_mut();
+    };
+    if size.checked_mul(t.size()).is_none() {
+        fail(format!("C4SNetAlloc: {size} elements are too many"));
+        return ptr::null_mut();
+    }
+    let v = Value::alloc(t, size, size == 1);
+    if !data.is_null() {
+        // SAFETY: a non-null `data` points to a `void *` the caller owns.
+        unsafe { *data = v.data_ptr().cast() };
+    }
+    v.into_raw()
+}
+
+/// `C4SNetCreate`.
+unsafe extern "C" fn c_create(ty: c_int, size: usize, data: *const c_void) -> *mut c_void {
+    let Some(t) = ctype_of(ty, "C4SNetCreate") else {
+        return ptr::null_mut();
+    };
+    let Some(bytes) = size.checked_mul(t.size()) else {
+        fail(format!("C4SNetCreate: {size} elements are too many"));
+        return ptr::null_mut();
+    };
+    if data.is_null() && bytes > 0 {
+        fail("C4SNetCreate: NULL data pointer".to_owned());
+        return ptr::null_mut();
+    }
+    let src: &[u8] = if bytes == 0 {
+        &[]
+    } else {
+        // SAFETY: the caller passes `size` elements of `type` at `data` (spec §12.5).
+        unsafe { std::slice::from_raw_parts(data.cast::<u8>(), bytes) }
+    };
+    Value::from_bytes(t, size, size == 1, src).into_raw()
+}
+
+/// `C4SNetFree`: releases one reference; NULL is ignored.
+unsafe extern "C" fn c_release(p: *mut c_void) {
+    if !p.is_null() {
+        // SAFETY: invariant 1: the box owns the reference it releases.
+        drop(unsafe { Value::from_raw(p) });
+    }
+}
+
+/// `C4SNetShallowCopy`.
+unsafe extern "C" fn c_shallow_copy(p: *mut c_void) -> *mut c_void {
+    if !p.is_null() {
+        // SAFETY: invariant 1: the caller holds a reference to `p`.
+        unsafe { Value::increment_raw(p) };
+    }
+    p
+}
+
+/// Borrows the object `p`, or records a failure if it is NULL.
+fn with_object<R>(p: *mut c_void, func: &str, default: R, f: impl FnOnce(&Value) -> R) -> R {
+    if p.is_null() {
+        fail(format!("{func}: NULL object"));
+        return default;
+    }
+    // SAFETY: invariant 1: the caller holds a reference to `p` for the whole call.
+    unsafe { Value::with_raw(p, f) }
+}
+
+/// `C4SNetDeepCopy`.
+unsafe extern "C" fn c_deep_copy(p: *mut c_void) -> *mut c_void {
+    with_object(p, "C4SNetDeepCopy", ptr::null_mut(), |v| {
+        v.deep_copy().into_raw()
+    })
+}
+
+/// `C4SNetSizeof`.
+unsafe extern "C" fn c_size_of(p: *mut c_void) -> c_int {
+    with_object(p, "C4SNetSizeof", 0, |v| v.ctype().size() as c_int)
+}
+
+/// `C4SNetArraySize`.
+unsafe extern "C" fn c_array_size(p: *mut c_void) -> usize {
+    with_object(p, "C4SNetArraySize", 0, Value::len)
+}
+
+/// `C4SNetGetData`.
+unsafe extern "C" fn c_get_data(p: *mut c_void) -> *mut c_void {
+    with_object(p, "C4SNetGetData", ptr::null_mut(), |v| v.data_ptr().cast())
+}
+
+/// `C4SNetGetType`.
+unsafe extern "C" fn c_get_type(p: *mut c_void) -> c_int {
+    with_object(p, "C4SNetGetType", -1, |v| v.ctype() as c_int)
+}
+
+/// `C4SNetGetString`: a `malloc`ed NUL-terminated copy of a char/uchar object.
+unsafe extern "C" fn c_get_string(p: *mut c_void) -> *mut c_char {
+    with_object(p, "C4SNetGetString", ptr::null_mut(), |v| {
+        if !matches!(v.ctype(), CType::Char | CType::UChar) {
+            fail(format!(
+                "C4SNetGetString on an object of type `{}` (only char and unsigned char)",
+                v.ctype().name()
+            ));
+            return ptr::null_mut();
+        }
+        let bytes = v.bytes();
+        // SAFETY: plain C allocation of len + 1 bytes; the box frees it with `free`.
+        let s = unsafe { libc::malloc(bytes.len() + 1) }.cast::<u8>();
+        if s.is_null() {
+            fail("C4SNetGetString: out of memory".to_owned());
+            return ptr::null_mut();
+        }
+        // SAFETY: `s` has room for len + 1 bytes and does not overlap the object.
+        unsafe {
+            ptr::copy_nonoverlapping(bytes.as_ptr(), s, bytes.len());
+            *s.add(bytes.len()) = 0;
+        }
+        s.cast()
+    })
+}
+
+/// `C4SNetOut` with a valid variant: `values` holds one slot per label of the variant.
+unsafe extern "C" fn c_emit(hnd: *mut c_void, variant: c_int, n: c_int, values: *const Slot) {
+    // SAFETY: invariant 2: `hnd` is the running invocation, called back from its C code.
+    let inv = unsafe { &mut *hnd.cast::<Invocation<'_>>() };
+    // The shim checked 1 <= variant <= nvariants against the C table, which was
+    // generated from the same signature as `outputs` (checked at load time).
+    let kinds = &inv.outputs[(variant - 1) as usize];
+    debug_assert_eq!(kinds.len(), n as usize);
+    let values: &[Slot] = if kinds.is_empty() {
+        &[]
+    } else {
+        // SAFETY: the shim passes one slot per label of the variant.
+        unsafe { std::slice::from_raw_parts(values, kinds.len()) }
+    };
+    let mut args = Vec::with_capacity(kinds.len());
+    for (k, s) in kinds.iter().zip(values) {
+        args.push(match k {
+            SlotKind::Field => {
+                // SAFETY: the shim stored a pointer for a field label.
+                let p = unsafe { s.field };
+                if p.is_null() {
+                    Arg::Field(None)
+                } else {
+                    // SAFETY: invariant 1: C4SNetOut consumes one reference per field.
+                    Arg::Field(Some(unsafe { Value::from_raw(p) }))
+                }
+            }
+            // SAFETY: the shim stored an int for a tag label.
+            SlotKind::Tag => Arg::Tag(unsafe { s.tag }),
+        });
+    }
+    if inv.failure.is_some() || inv.panic.is_some() {
+        // The call already failed: ignore further emissions (releasing their fields).
+        return;
+    }
+    let out = &mut *inv.out;
+    match catch_unwind(AssertUnwindSafe(|| out.emit(variant as usize, args))) {
+        Ok(Ok(())) => {}
+        Ok(Err(f)) => inv.failure = Some(f),
+        Err(p) => inv.panic = Some(p),
+    }
+}
+
+/// `C4SNetOut` with a variant outside `1..=nvariants`.
+unsafe extern "C" fn c_bad_variant(hnd: *mut c_void, variant: c_int) {
+    // SAFETY: invariant 2.
+    let inv = unsafe { &mut *hnd.cast::<Invocation<'_>>() };
+    if inv.failure.is_none() {
+        inv.failure = Some(BoxFailure(format!(
+            "box `{}` emitted output variant {variant}, but it has {} output variant(s) \
+             (C4SNetOut variants are numbered from 1)",
+            inv.name,
+            inv.outputs.len()
+        )));
+    }
+}

@@ -1,0 +1,122 @@
+//! Naming the box that crashed (unsafe leaf module).
+//!
+//! [`install_crash_handler`] installs a handler for SIGSEGV, SIGBUS, SIGFPE, SIGILL and
+//! SIGABRT. When one arrives while a C box runs on the signalled thread, the handler
+//! writes `snet: box `NAME` crashed: SIGSEGV (invalid memory access)` to standard error
+//! and lets the signal kill the process (default action, so the exit status says which
+//! signal). Outside box code it restores the handler that was installed before (for
+//! example Rust's stack-overflow reporter) and re-raises, changing nothing.
+//!
+//! Invariants: the handler only calls async-signal-safe functions (`write`,
+//! `sigaction`, `raise`) and reads the thread-local current invocation, which is a
+//! `const`-initialised raw pointer (see `abi`, invariant 4). The previous actions are
+//! written once, before the handler is installed, and only read afterwards.
+
+use std::ffi::c_int;
+use std::io;
+use std::sync::OnceLock;
+
+const SIGNALS: [c_int; 5] = [
+    libc::SIGSEGV,
+    libc::SIGBUS,
+    libc::SIGFPE,
+    libc::SIGILL,
+    libc::SIGABRT,
+];
+
+/// The actions installed before ours, by index in [`SIGNALS`].
+struct Previous([libc::sigaction; SIGNALS.len()]);
+
+// SAFETY: plain data (function pointers and masks) written once before it is shared.
+unsafe impl Sync for Previous {}
+// SAFETY: as above.
+unsafe impl Send for Previous {}
+
+static PREVIOUS: OnceLock<Previous> = OnceLock::new();
+
+fn describe(sig: c_int) -> &'static [u8] {
+    match sig {
+        libc::SIGSEGV => b"SIGSEGV (invalid memory access)",
+        libc::SIGBUS => b"SIGBUS (bus error)",
+        libc::SIGFPE => b"SIGFPE (arithmetic error, e.g. integer division by zero)",
+        libc::SIGILL => b"SIGILL (illegal instruction)",
+        libc::SIGABRT => b"SIGABRT (abort)",
+        _ => b"a fatal signal",
+    }
+}
+
+fn write_stderr(parts: &[&[u8]]) {
+    for p in parts {
+        let mut rest = *p;
+        while !rest.is_empty() {
+            // SAFETY: write(2) is async-signal-safe; `rest` is a valid buffer.
+            let n = unsafe { libc::write(2, rest.as_ptr().cast(), rest.len()) };
+            if n <= 0 {
+                return;
+            }
+            rest = &rest[n as usize..];
+        }
+    }
+}
+
+extern "C" fn on_fatal_signal(sig: c_int, _info: *mut libc::siginfo_t, _ctx: *mut libc::c_void) {
+    let index = SIGNALS.iter().position(|&s| s == sig);
+    if let Some(name) = crate::abi::current_box_name() {
+        write_stderr(&[b"snet: box `", name, b"` crashed: ", describe(sig), b"\n"]);
+        // SAFETY: an all-zero sigaction with SIG_DFL is the default action.
+        let mut dfl: libc::sigaction = unsafe { std::mem::zeroed() };
+        dfl.sa_sigaction = libc::SIG_DFL;
+        // SAFETY: sigaction and raise are async-signal-safe.
+        unsafe {
+            libc::sigaction(sig, &dfl, std::ptr::null_mut());
+            libc::raise(sig);
+        }
+        return;
+    }
+    // Not in box code: hand the signal to whoever handled it before us.
+    if let (Some(prev), Some(i)) = (PREVIOUS.get(), index) {
+        // SAFETY: restoring a previously valid action and re-raising (the signal is not
+        // blocked: we install with SA_NODEFER) is async-signal-safe.
+        unsafe {
+            libc::sigaction(sig, &prev.0[i], std::ptr::null_mut());
+            libc::raise(sig);
+        }
+    }
+}
+
+/// Installs the crash handler (idempotent). The CLI calls this once at start-up, before
+/// running any box; a crashing C box then names itself on standard error.
+pub fn install_crash_handler() -> io::Result<()> {
+    static RESULT: OnceLock<Result<(), i32>> = OnceLock::new();
+    let r = RESULT.get_or_init(|| {
+        // SAFETY: all-zero sigactions are valid out-values.
+        let mut prev: [libc::sigaction; SIGNALS.len()] = unsafe { std::mem::zeroed() };
+        for (i, &sig) in SIGNALS.iter().enumerate() {
+            // SAFETY: querying the current action into a valid out-pointer.
+            if unsafe { libc::sigaction(sig, std::ptr::null(), &mut prev[i]) } != 0 {
+                return Err(io::Error::last_os_error().raw_os_error().unwrap_or(0));
+            }
+        }
+        let _ = PREVIOUS.set(Previous(prev));
+        for &sig in &SIGNALS {
+            // SAFETY: a zeroed sigaction plus handler, flags and an empty mask is valid.
+            let mut act: libc::sigaction = unsafe { std::mem::zeroed() };
+            act.sa_sigaction = on_fatal_signal
+                as extern "C" fn(c_int, *mut libc::siginfo_t, *mut libc::c_void)
+                as usize;
+            // SA_ONSTACK: run on the thread's alternate stack (Rust sets one up for its
+            // threads) so that a box overflowing its stack is still reported.
+            act.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK | libc::SA_NODEFER;
+            // SAFETY: `act.sa_mask` is a valid sigset to clear; installing a handler
+            // that only performs async-signal-safe work.
+            unsafe {
+                libc::sigemptyset(&mut act.sa_mask);
+                if libc::sigaction(sig, &act, std::ptr::null_mut()) != 0 {
+                    return Err(io::Error::last_os_error().raw_os_error().unwrap_or(0));
+                }
+            }
+        }
+        Ok(())
+    });
+    r.map_err(io::Error::from_raw_os_error)
+}

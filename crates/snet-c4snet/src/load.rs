@@ -1,0 +1,275 @@
+//! Loading a built box library and binding its boxes as [`BoxFn`]s.
+//!
+//! The library is opened with `RTLD_NOW | RTLD_LOCAL`, the Rust entry points are
+//! installed into its shim, and its generated box table is checked against the
+//! signatures (names, input kinds, variants). Each box must resolve to a function defined
+//! in the library itself or in one of the user's shared objects; a symbol that only the
+//! C library defines (a box named `index`, say) is reported as missing rather than called.
+
+use crate::abi::{self, CBoxDesc, CVariant, CallFn};
+use crate::compile::BuiltLibrary;
+use crate::error::C4SNetError;
+use crate::wrapgen::{self, SlotKind};
+use snet_core::{Arg, BoxFailure, BoxFn, BoxSig, BoxTable, Emitter};
+use std::ffi::{c_int, CStr};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// A loaded box library; it stays loaded while any of its boxes is alive.
+#[derive(Debug)]
+struct LoadedLibrary {
+    _lib: libloading::Library,
+    path: PathBuf,
+}
+
+/// One C box bound to its wrapper.
+struct CBox {
+    name: Box<str>,
+    desc: *const CBoxDesc,
+    call: CallFn,
+    inputs: Vec<SlotKind>,
+    outputs: Vec<Vec<SlotKind>>,
+    _lib: Arc<LoadedLibrary>,
+}
+
+// SAFETY: `desc` points to an immutable table in the library, which `_lib` keeps loaded;
+// the C side of a call only reads it. Box functions are thread-safe by contract (spec
+// §7.3.4), and every invocation has its own context.
+unsafe impl Send for CBox {}
+// SAFETY: as above; `CBox` has no interior mutability.
+unsafe impl Sync for CBox {}
+
+impl std::fmt::Debug for CBox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CBox").field("name", &self.name).finish()
+    }
+}
+
+impl BoxFn for CBox {
+    fn invoke(&self, args: Vec<Arg>, out: &mut dyn Emitter) -> Result<(), BoxFailure> {
+        if args.len() != self.inputs.len() {
+            return Err(BoxFailure(format!(
+                "box `{}` takes {} argument(s), got {}",
+                self.name,
+                self.inputs.len(),
+                args.len()
+            )));
+        }
+        for (i, (arg, kind)) in args.iter().zip(&self.inputs).enumerate() {
+            let ok = matches!(
+                (arg, kind),
+                (Arg::Field(_), SlotKind::Field) | (Arg::Tag(_), SlotKind::Tag)
+            );
+            if !ok {
+                return Err(BoxFailure(format!(
+                    "box `{}`: argument {} must be a {}",
+                    self.name,
+                    i + 1,
+                    if *kind == SlotKind::Field {
+                        "field"
+                    } else {
+                        "tag"
+                    }
+                )));
+            }
+        }
+        // SAFETY: `desc`/`call` come from the loaded library kept alive by `_lib`, whose
+        // API table was installed at load time; `outputs` was checked against the
+        // descriptor's variants; argument kinds were checked just above.
+        unsafe { abi::invoke(self.desc, self.call, &self.name, &self.outputs, args, out) }
+    }
+}
+
+/// The loaded C boxes of one run.
+#[derive(Debug, Clone)]
+pub struct CBoxes {
+    table: BoxTable,
+    path: PathBuf,
+    warnings: Vec<String>,
+    compiler_runs: usize,
+}
+
+impl CBoxes {
+    /// The boxes by S-Net name.
+    pub fn table(&self) -> &BoxTable {
+        &self.table
+    }
+    /// The boxes by S-Net name (the library stays loaded while they are alive).
+    pub fn into_table(self) -> BoxTable {
+        self.table
+    }
+    /// The loaded shared object.
+    pub fn library_path(&self) -> &Path {
+        &self.path
+    }
+    /// Compiler and linker warnings of the build (the CLI shows them).
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+    /// Compiler runs the build needed (0 when fully cached).
+    pub fn compiler_runs(&self) -> usize {
+        self.compiler_runs
+    }
+}
+
+fn kinds_slice<'a>(p: *const u8, n: c_int) -> &'a [u8] {
+    if n <= 0 || p.is_null() {
+        return &[];
+    }
+    // SAFETY: the generated table stores `n` kinds at `p` (checked by the callers'
+    // comparison with the signature, which is what the generator wrote).
+    unsafe { std::slice::from_raw_parts(p, n as usize) }
+}
+
+fn same_kinds(c: &[u8], rust: &[SlotKind]) -> bool {
+    c.len() == rust.len() && c.iter().zip(rust).all(|(&a, &b)| a == b as u8)
+}
+
+fn canonical_eq(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => a == b,
+    }
+}
+
+/// The file that defines the code at `addr`, if the loader knows it.
+fn defining_file(addr: *const std::ffi::c_void) -> Option<PathBuf> {
+    // SAFETY: an all-zero Dl_info is a valid value for dladdr to fill.
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    // SAFETY: dladdr only reads the loader's tables; `info` is a valid out-pointer.
+    if unsafe { libc::dladdr(addr, &mut info) } == 0 || info.dli_fname.is_null() {
+        return None;
+    }
+    // SAFETY: dli_fname is a NUL-terminated string owned by the loader.
+    let name = unsafe { CStr::from_ptr(info.dli_fname) };
+    Some(PathBuf::from(name.to_string_lossy().into_owned()))
+}
+
+/// Loads `built` and binds every box of its signatures.
+pub fn load_library(built: &BuiltLibrary) -> Result<CBoxes, C4SNetError> {
+    let path = built.path.clone();
+    let load_err = |message: String| C4SNetError::Load {
+        path: path.clone(),
+        message,
+    };
+    // SAFETY: loading runs the library's initialisers; the library is our shim, the
+    // generated wrappers and the user's box code, which is trusted like any box code.
+    let lib = unsafe {
+        libloading::os::unix::Library::open(
+            Some(&path),
+            libloading::os::unix::RTLD_NOW | libloading::os::unix::RTLD_LOCAL,
+        )
+    }
+    .map_err(|e| load_err(e.to_string()))?;
+    let lib: libloading::Library = lib.into();
+    type InstallFn = unsafe extern "C" fn(*const abi::Api) -> c_int;
+    // SAFETY: `snet_c4snet_install` is defined by the shim with this signature.
+    let install = unsafe { lib.get::<InstallFn>(b"snet_c4snet_install\0") }
+        .map_err(|e| load_err(e.to_string()))?;
+    // SAFETY: API is a 'static table matching `snet_c4snet_api`; the shim copies it.
+    if unsafe { install(&abi::API) } != 0 {
+        return Err(load_err(
+            "the library's C4SNet shim is of another version".into(),
+        ));
+    }
+    // SAFETY: the generated file defines these two objects with these types.
+    let (boxes, nboxes) = unsafe {
+        let b = lib
+            .get::<*const CBoxDesc>(b"snet_c4snet_boxes\0")
+            .map_err(|e| load_err(e.to_string()))?;
+        let n = lib
+            .get::<*const c_int>(b"snet_c4snet_nboxes\0")
+            .map_err(|e| load_err(e.to_string()))?;
+        (*b, **n)
+    };
+    let descs: &[CBoxDesc] = if nboxes <= 0 {
+        &[]
+    } else {
+        // SAFETY: the generated table has `nboxes` entries and lives as long as `lib`,
+        // which outlives this borrow (it is moved into an Arc below and kept by every box).
+        unsafe { std::slice::from_raw_parts(boxes, nboxes as usize) }
+    };
+    let loaded = Arc::new(LoadedLibrary {
+        _lib: lib,
+        path: path.clone(),
+    });
+    let mut table = BoxTable::new();
+    for sig in &built.sigs {
+        let b = bind(sig, descs, built, &loaded)?;
+        table.insert(sig.name.clone(), Arc::new(b));
+    }
+    Ok(CBoxes {
+        table,
+        path,
+        warnings: built.warnings.clone(),
+        compiler_runs: built.compiler_runs,
+    })
+}
+
+fn bind(
+    sig: &BoxSig,
+    descs: &[CBoxDesc],
+    built: &BuiltLibrary,
+    loaded: &Arc<LoadedLibrary>,
+) -> Result<CBox, C4SNetError> {
+    let mismatch = |message: &str| C4SNetError::SignatureMismatch {
+        name: sig.name.clone(),
+        message: message.to_owned(),
+    };
+    let desc = descs
+        .iter()
+        .find(|d| {
+            // SAFETY: every generated entry has a NUL-terminated name.
+            !d.name.is_null() && unsafe { CStr::from_ptr(d.name) }.to_bytes() == sig.name.as_bytes()
+        })
+        .ok_or_else(|| mismatch("the box is not in the library's table"))?;
+    let inputs = wrapgen::input_kinds(sig);
+    if !same_kinds(kinds_slice(desc.input_kinds, desc.ninputs), &inputs)
+        || desc.ninputs as usize != inputs.len()
+    {
+        return Err(mismatch("input labels differ"));
+    }
+    let outputs = wrapgen::output_kinds(sig);
+    if desc.nvariants as usize != outputs.len() {
+        return Err(mismatch("number of output variants differs"));
+    }
+    let cvars: &[CVariant] = if outputs.is_empty() {
+        &[]
+    } else {
+        // SAFETY: the table stores `nvariants` variants (just compared).
+        unsafe { std::slice::from_raw_parts(desc.variants, outputs.len()) }
+    };
+    for (cv, rv) in cvars.iter().zip(&outputs) {
+        if cv.nlabels as usize != rv.len() || !same_kinds(kinds_slice(cv.kinds, cv.nlabels), rv) {
+            return Err(mismatch("output variant labels differ"));
+        }
+    }
+    let call = desc.call.ok_or_else(|| mismatch("no wrapper"))?;
+    let Some(user_fn) = desc.user_fn else {
+        return Err(C4SNetError::MissingSymbol {
+            name: sig.name.clone(),
+            searched: built.searched.clone(),
+            found_elsewhere: None,
+        });
+    };
+    // The function must be box code: in the library itself or a user's shared object.
+    if let Some(file) = defining_file(user_fn as *const std::ffi::c_void) {
+        let ours = canonical_eq(&file, &loaded.path)
+            || built.shared_deps.iter().any(|d| canonical_eq(&file, d));
+        if !ours {
+            return Err(C4SNetError::MissingSymbol {
+                name: sig.name.clone(),
+                searched: built.searched.clone(),
+                found_elsewhere: Some(file),
+            });
+        }
+    }
+    Ok(CBox {
+        name: sig.name.clone().into_boxed_str(),
+        desc: std::ptr::from_ref(desc),
+        call,
+        inputs,
+        outputs,
+        _lib: Arc::clone(loaded),
+    })
+}
