@@ -291,7 +291,8 @@ struct CompileSetup<'a> {
 #[derive(Debug)]
 struct Compiled {
     object: PathBuf,
-    key: String,
+    /// Content hash of the object file (the key alone misses header changes).
+    digest: String,
     warnings: Option<String>,
     ran: bool,
 }
@@ -313,13 +314,15 @@ impl CompileSetup<'_> {
                 .ok()
                 .filter(|w| !w.trim().is_empty())
         };
-        if obj.exists() && cache::manifest_matches(&deps) {
-            return Ok(Compiled {
-                object: obj,
-                warnings: read_log(&log),
-                key,
-                ran: false,
-            });
+        if cache::manifest_matches(&deps) {
+            if let Ok(bytes) = std::fs::read(&obj) {
+                return Ok(Compiled {
+                    object: obj,
+                    digest: cache::hash_bytes(&bytes),
+                    warnings: read_log(&log),
+                    ran: false,
+                });
+            }
         }
         let tmp_obj = cache::temp_path(&obj);
         let tmp_dep = tmp_obj.with_extension("d");
@@ -345,13 +348,14 @@ impl CompileSetup<'_> {
             });
         }
         cache::write_atomic(&log, diagnostics.as_bytes())?;
+        let digest = cache::hash_bytes(&cache::read(&tmp_obj)?);
         cache::rename(&tmp_obj, &obj)?;
         // The manifest goes last: an entry without it is a miss.
         cache::write_manifest(&deps, &cache::parse_depfile(&dep_text))?;
         Ok(Compiled {
             object: obj,
             warnings: (!diagnostics.trim().is_empty()).then_some(diagnostics),
-            key,
+            digest,
             ran: true,
         })
     }
@@ -471,7 +475,7 @@ pub fn build_library(
     link_key.part(cc.identity.as_bytes());
     for c in &compiled {
         runs += usize::from(c.ran);
-        link_key.part(c.key.as_bytes());
+        link_key.part(c.digest.as_bytes());
     }
     for (c, src) in compiled.iter().zip(&all).skip(2) {
         if let Some(w) = &c.warnings {
@@ -508,7 +512,10 @@ pub fn build_library(
                         .arg("-Wl,--no-whole-archive");
                 }
                 SourceKind::Shared => {
-                    cmd.arg(path);
+                    // Only weak references lead to it: keep it even under --as-needed.
+                    cmd.arg("-Wl,--push-state,--no-as-needed")
+                        .arg(path)
+                        .arg("-Wl,--pop-state");
                     if let Some(dir) = path.parent() {
                         cmd.arg(format!("-Wl,-rpath,{}", dir.display()));
                     }

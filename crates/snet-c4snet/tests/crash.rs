@@ -1,0 +1,113 @@
+//! A C box that crashes with a signal is named on standard error and the process exits
+//! non-zero. Each crash happens in a child process running the ignored test
+//! `crash_child` of this binary.
+
+mod common;
+
+use common::{run, scratch, sig, write_sources};
+use snet_core::Arg;
+use std::os::unix::process::ExitStatusExt;
+use std::process::Command;
+
+const CRASHERS: &str = r#"
+#include <C4SNet.h>
+#include <stdlib.h>
+
+void *segv(void *hnd, int t)
+{
+    volatile int *p = NULL;
+    *p = t;
+    return hnd;
+}
+
+void *fpe(void *hnd, int t)
+{
+    volatile int zero = 0;
+    volatile int r = t / zero;
+    (void)r;
+    return hnd;
+}
+
+void *aborts(void *hnd, int t)
+{
+    (void)t;
+    abort();
+    return hnd;
+}
+
+void *fine(void *hnd, int t)
+{
+    C4SNetOut(hnd, 1, t);
+    return hnd;
+}
+"#;
+
+const CHILD_ENV: &str = "SNET_C4SNET_CRASH_CHILD";
+
+#[test]
+#[ignore = "run as a child process by the crash tests"]
+fn crash_child() {
+    let what = std::env::var(CHILD_ENV).expect("run by the crash tests");
+    snet_c4snet::install_crash_handler().unwrap();
+    snet_c4snet::install_crash_handler().unwrap(); // idempotent
+    let dir = scratch("crash-child");
+    let srcs = write_sources(&dir, &[("crash.c", CRASHERS)]);
+    let sigs: Vec<_> = ["segv", "fpe", "aborts", "fine"]
+        .iter()
+        .map(|n| sig(n, Some("<t>"), &["<t>"]))
+        .collect();
+    let boxes = snet_c4snet::load_boxes(&sigs, &srcs, &common::options(&dir)).unwrap();
+    // A box that returns normally leaves no "current box" behind.
+    let (r, _) = run(&boxes, "fine", vec![Arg::Tag(1)]);
+    r.unwrap();
+    if what == "outside" {
+        // SAFETY: not safe at all: a deliberate invalid write, outside box code, to
+        // check that such a fault reaches the handler that was there before ours.
+        unsafe { std::ptr::write_volatile(std::ptr::without_provenance_mut::<i32>(8), 1) };
+    } else {
+        let (_r, _) = run(&boxes, &what, vec![Arg::Tag(1)]);
+    }
+    eprintln!("child survived");
+}
+
+fn crash(what: &str) -> (std::process::ExitStatus, String) {
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "crash_child",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD_ENV, what)
+        .output()
+        .unwrap();
+    (
+        out.status,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_crashing_box_is_named() {
+    for (what, signal, text) in [
+        ("segv", libc::SIGSEGV, "SIGSEGV"),
+        ("fpe", libc::SIGFPE, "SIGFPE"),
+        ("aborts", libc::SIGABRT, "SIGABRT"),
+    ] {
+        let (status, stderr) = crash(what);
+        assert!(!status.success(), "{what}: {stderr}");
+        assert_eq!(status.signal(), Some(signal), "{what}: {stderr}");
+        let want = format!("snet: box `{what}` crashed: {text}");
+        assert!(stderr.contains(&want), "{what}: {stderr}");
+        assert!(!stderr.contains("child survived"));
+    }
+}
+
+#[test]
+fn a_signal_outside_box_code_is_left_to_the_previous_handler() {
+    let (status, stderr) = crash("outside");
+    assert!(!status.success(), "{stderr}");
+    assert_eq!(status.signal(), Some(libc::SIGSEGV), "{stderr}");
+    assert!(!stderr.contains("snet: box"), "{stderr}");
+}

@@ -1,0 +1,283 @@
+//! Every error path: compiler errors, missing box functions, bad variants, failing
+//! downstream, misuse of the API, panics in the emitter.
+
+mod common;
+
+use common::{build, field, run, scratch, sig, write_sources, Recorder};
+use snet_c4snet::{load_boxes, C4SNetError};
+use snet_core::{Arg, BoxFailure, Emitter, Value};
+
+#[test]
+fn compiler_errors_carry_the_compilers_output() {
+    let src = "#include <C4SNet.h>\nvoid *broken(void *hnd)\n{\n    return hnd +* ;\n}\n";
+    let err = build("cc-error", &[sig("broken", None, &[""])], src).unwrap_err();
+    let C4SNetError::Compile {
+        file,
+        command,
+        output,
+    } = &err
+    else {
+        panic!("expected a compile error, got {err}");
+    };
+    assert!(file.ends_with("boxes.c"));
+    assert!(command.contains("-O2") && command.contains("-fPIC"));
+    assert!(output.contains("boxes.c:4"), "{output}");
+    assert!(output.contains("error"), "{output}");
+    let shown = err.to_string();
+    assert!(shown.contains("C compilation failed") && shown.contains("boxes.c:4"));
+}
+
+#[test]
+fn a_box_without_a_function_names_the_box_and_the_files() {
+    let dir = scratch("missing");
+    let srcs = write_sources(
+        &dir,
+        &[
+            (
+                "a.c",
+                "#include <C4SNet.h>\nvoid *here(void *hnd) { return hnd; }\n",
+            ),
+            ("b.c", "int helper(int x) { return x + 1; }\n"),
+        ],
+    );
+    let sigs = [sig("here", None, &[""]), sig("nowhere", Some("x"), &["x"])];
+    let err = load_boxes(&sigs, &srcs, &common::options(&dir)).unwrap_err();
+    let C4SNetError::MissingSymbol {
+        name,
+        searched,
+        found_elsewhere,
+    } = &err
+    else {
+        panic!("expected a missing symbol, got {err}");
+    };
+    assert_eq!(name, "nowhere");
+    assert_eq!(searched, &srcs);
+    assert!(found_elsewhere.is_none());
+    let shown = err.to_string();
+    assert!(shown.contains("box `nowhere`"), "{shown}");
+    assert!(shown.contains("a.c") && shown.contains("b.c"), "{shown}");
+}
+
+#[test]
+fn a_c_library_function_is_not_taken_for_a_box() {
+    // `index` exists in the C library; without a box of that name it must not be called.
+    let dir = scratch("libc-name");
+    let srcs = write_sources(&dir, &[("a.c", "int unrelated;\n")]);
+    let err = load_boxes(
+        &[sig("index", Some("x"), &["x"])],
+        &srcs,
+        &common::options(&dir),
+    )
+    .unwrap_err();
+    match &err {
+        C4SNetError::MissingSymbol {
+            name,
+            found_elsewhere: Some(lib),
+            ..
+        } => {
+            assert_eq!(name, "index");
+            assert!(lib.to_string_lossy().contains("libc"), "{}", lib.display());
+        }
+        other => panic!("expected a missing symbol found elsewhere, got {other}"),
+    }
+}
+
+#[test]
+fn invalid_names_and_sources_are_refused() {
+    let dir = scratch("invalid");
+    let srcs = write_sources(&dir, &[("a.c", "int x;\n")]);
+    let opts = common::options(&dir);
+    let err = load_boxes(&[sig("while", None, &[])], &srcs, &opts).unwrap_err();
+    assert!(matches!(err, C4SNetError::InvalidBoxName { .. }), "{err}");
+    let err = load_boxes(
+        &[sig("f", Some("x"), &[]), sig("f", Some("<x>"), &[])],
+        &srcs,
+        &opts,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(err, C4SNetError::ConflictingSignatures { .. }),
+        "{err}"
+    );
+    let txt = dir.join("notes.txt");
+    std::fs::write(&txt, "x").unwrap();
+    let err = load_boxes(&[], &[txt], &opts).unwrap_err();
+    assert!(
+        matches!(err, C4SNetError::UnsupportedSource { .. }),
+        "{err}"
+    );
+    let err = load_boxes(&[], &[dir.join("absent.c")], &opts).unwrap_err();
+    assert!(matches!(err, C4SNetError::Io { .. }), "{err}");
+}
+
+const MISUSE: &str = r#"
+#include <C4SNet.h>
+#include <stdlib.h>
+
+/* box bad ((a) -> (a, <t>)): variant 3 of 1, then more emissions that are ignored */
+void *bad(void *hnd, c4snet_data_t *a)
+{
+    C4SNetOut(hnd, 3, a, 1);
+    C4SNetOut(hnd, 1, C4SNetShallowCopy(a), 2);
+    C4SNetOut(hnd, 0, a, 3);
+    return hnd;
+}
+
+/* box many ((a) -> (a, <t>)): three emissions of shared copies */
+void *many(void *hnd, c4snet_data_t *a)
+{
+    for (int i = 0; i < 3; i++) {
+        C4SNetOut(hnd, 1, C4SNetShallowCopy(a), i);
+    }
+    C4SNetFree(a);
+    return hnd;
+}
+
+/* box str ((a) -> (a)): C4SNetGetString on an int object */
+void *str(void *hnd, c4snet_data_t *a)
+{
+    char *s = C4SNetGetString(a);
+    if (s == NULL) {
+        C4SNetOut(hnd, 1, a);
+    } else {
+        free(s);
+        C4SNetFree(a);
+    }
+    return hnd;
+}
+
+/* box nullobj ((<t>) -> (<s>)) */
+void *nullobj(void *hnd, int t)
+{
+    C4SNetOut(hnd, 1, C4SNetSizeof(NULL) + t);
+    return hnd;
+}
+
+/* box badtype ((<t>) -> (x)) */
+void *badtype(void *hnd, int t)
+{
+    void *p;
+    C4SNetOut(hnd, 1, C4SNetAlloc((c4snet_type_t)t, 1, &p));
+    return hnd;
+}
+"#;
+
+fn misuse_sigs() -> Vec<snet_core::BoxSig> {
+    vec![
+        sig("bad", Some("a"), &["a, <t>"]),
+        sig("many", Some("a"), &["a, <t>"]),
+        sig("str", Some("a"), &["a"]),
+        sig("nullobj", Some("<t>"), &["<s>"]),
+        sig("badtype", Some("<t>"), &["x"]),
+    ]
+}
+
+#[test]
+fn a_variant_out_of_range_fails_the_call_naming_box_and_variant() {
+    let boxes = build("variant", &misuse_sigs(), MISUSE).unwrap();
+    let a = Value::int(1);
+    let (r, rec) = run(&boxes, "bad", vec![Arg::Field(Some(a.clone()))]);
+    let msg = r.unwrap_err().0;
+    assert!(
+        msg.contains("box `bad`") && msg.contains("variant 3"),
+        "{msg}"
+    );
+    assert!(msg.contains("1 output variant"), "{msg}");
+    assert!(
+        rec.emitted.is_empty(),
+        "emissions after the error are ignored"
+    );
+    // The shallow copy emitted after the error was released; the reference passed with
+    // the bad variant cannot be (its label kinds are unknown) and stays leaked.
+    assert_eq!(a.ref_count(), 2);
+}
+
+#[test]
+fn a_downstream_failure_stops_further_emissions() {
+    let boxes = build("downstream", &misuse_sigs(), MISUSE).unwrap();
+    let a = Value::int(1);
+    let mut rec = Recorder {
+        fail_at: Some(1),
+        ..Recorder::default()
+    };
+    let f = boxes.table().get("many").unwrap();
+    let r = f.invoke(vec![Arg::Field(Some(a.clone()))], &mut rec);
+    assert_eq!(r.unwrap_err().0, "downstream refused the record");
+    assert_eq!(rec.emitted.len(), 1);
+    assert_eq!(rec.emitted[0].1[1], Arg::Tag(0));
+    drop(rec);
+    assert_eq!(a.ref_count(), 1, "refused and ignored values were released");
+}
+
+#[test]
+fn api_misuse_fails_the_call() {
+    let boxes = build("misuse", &misuse_sigs(), MISUSE).unwrap();
+    let a = Value::int(5);
+    let (r, rec) = run(&boxes, "str", vec![Arg::Field(Some(a.clone()))]);
+    let msg = r.unwrap_err().0;
+    assert!(
+        msg.contains("box `str`") && msg.contains("C4SNetGetString"),
+        "{msg}"
+    );
+    assert!(rec.emitted.is_empty());
+    assert_eq!(a.ref_count(), 1);
+    let (r, _) = run(&boxes, "nullobj", vec![Arg::Tag(0)]);
+    let msg = r.unwrap_err().0;
+    assert!(msg.contains("C4SNetSizeof: NULL object"), "{msg}");
+    let (r, _) = run(&boxes, "badtype", vec![Arg::Tag(12)]);
+    let msg = r.unwrap_err().0;
+    assert!(
+        msg.contains("C4SNetAlloc: invalid element type 12"),
+        "{msg}"
+    );
+    // The box still works afterwards.
+    let (r, rec) = run(&boxes, "badtype", vec![Arg::Tag(9)]);
+    r.unwrap();
+    assert!(field(&rec.emitted[0].1[0]).is_scalar());
+}
+
+struct Panicker;
+
+impl Emitter for Panicker {
+    fn emit(&mut self, _: usize, _: Vec<Arg>) -> Result<(), BoxFailure> {
+        panic!("engine bug");
+    }
+}
+
+#[test]
+fn a_panicking_emitter_unwinds_after_the_box_returns() {
+    let boxes = build("panic", &misuse_sigs(), MISUSE).unwrap();
+    let a = Value::int(1);
+    let f = boxes.table().get("many").unwrap().clone();
+    let arg = a.clone();
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+        let _ = f.invoke(vec![Arg::Field(Some(arg))], &mut Panicker);
+    }));
+    let payload = r.unwrap_err();
+    assert_eq!(payload.downcast_ref::<&str>(), Some(&"engine bug"));
+    assert_eq!(
+        a.ref_count(),
+        1,
+        "the box ran to completion and released its copies"
+    );
+}
+
+#[test]
+fn old_code_builds_with_warnings_not_errors() {
+    // usleep without <unistd.h>, implicit int return: warnings only, and they are shown.
+    let src = r#"
+#include <C4SNet.h>
+void *nap(void *hnd, int t)
+{
+    usleep(1);
+    C4SNetOut(hnd, 1, t);
+    return hnd;
+}
+"#;
+    let boxes = build("old", &[sig("nap", Some("<t>"), &["<t>"])], src).unwrap();
+    let w = boxes.warnings().join("\n");
+    assert!(w.contains("usleep"), "{w}");
+    let (r, rec) = run(&boxes, "nap", vec![Arg::Tag(4)]);
+    r.unwrap();
+    assert_eq!(rec.emitted[0].1, vec![Arg::Tag(4)]);
+}
