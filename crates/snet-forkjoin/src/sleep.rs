@@ -1,0 +1,135 @@
+//! Idle workers: spin, then sleep on a per-worker condition variable.
+//!
+//! # Protocol
+//!
+//! 1. A worker that finds no work announces itself *searching* (`idle += SEARCH`).
+//! 2. After a while it converts to *sleeping* in one step (`idle += 1 - SEARCH`), sets
+//!    its `asleep` flag, issues a SeqCst fence and re-checks every source of work; only
+//!    if all are still empty does it wait (with a timeout, as a safety net).
+//! 3. Producers that must not be lost (injected jobs, mailbox pushes) publish the work,
+//!    issue a SeqCst fence, then read `idle`/`asleep` and notify. The fences of steps 2
+//!    and 3 form a Dekker pair: either the sleeper's re-check sees the work, or the
+//!    producer sees the sleeper and notifies it under its mutex.
+//! 4. Deque pushes are hot: they read `idle` with one Relaxed load and wake a sleeper
+//!    only if some worker sleeps and none is searching. A missed wake-up here costs
+//!    parallelism, never progress (the pusher runs its own work), and the timeout
+//!    bounds it.
+
+use std::sync::{Condvar, Mutex};
+use std::time::Duration;
+
+use crate::sync::{fence, AtomicBool, AtomicU64, CachePadded, Ordering};
+
+const SEARCH: u64 = 1 << 32;
+const SLEEP_MASK: u64 = SEARCH - 1;
+
+/// How long a sleeping worker waits before re-checking on its own.
+const SLEEP_TIMEOUT: Duration = Duration::from_millis(5);
+
+#[derive(Debug, Default)]
+struct WorkerSleep {
+    asleep: AtomicBool,
+    notified: Mutex<bool>,
+    cv: Condvar,
+}
+
+/// Sleep state of all workers of a pool.
+#[derive(Debug)]
+pub(crate) struct Sleep {
+    /// `searching << 32 | sleeping`.
+    idle: CachePadded<AtomicU64>,
+    workers: Vec<CachePadded<WorkerSleep>>,
+}
+
+impl Sleep {
+    pub(crate) fn new(n: usize) -> Self {
+        Self {
+            idle: CachePadded(AtomicU64::new(0)),
+            workers: (0..n)
+                .map(|_| CachePadded(WorkerSleep::default()))
+                .collect(),
+        }
+    }
+
+    /// Step 1.
+    #[inline]
+    pub(crate) fn start_searching(&self) {
+        self.idle.fetch_add(SEARCH, Ordering::Relaxed);
+    }
+
+    /// Leaves the searching state (found work).
+    #[inline]
+    pub(crate) fn stop_searching(&self) {
+        self.idle.fetch_sub(SEARCH, Ordering::Relaxed);
+    }
+
+    /// Step 2: sleep unless `has_work()` turns true after announcing. The worker must be
+    /// searching on entry and is searching again on return.
+    pub(crate) fn sleep(&self, index: usize, has_work: impl Fn() -> bool) {
+        let ws = &self.workers[index];
+        let mut notified = ws.notified.lock().unwrap_or_else(|e| e.into_inner());
+        if std::mem::take(&mut *notified) {
+            return;
+        }
+        self.idle
+            .fetch_add(1u64.wrapping_sub(SEARCH), Ordering::SeqCst);
+        ws.asleep.store(true, Ordering::SeqCst);
+        // Pairs with the fence in `notify`/`wake_any` (step 3).
+        fence(Ordering::SeqCst);
+        if !has_work() {
+            let (g, _) = ws
+                .cv
+                .wait_timeout_while(notified, SLEEP_TIMEOUT, |n| !*n)
+                .unwrap_or_else(|e| e.into_inner());
+            notified = g;
+        }
+        *notified = false;
+        ws.asleep.store(false, Ordering::Relaxed);
+        self.idle
+            .fetch_add(SEARCH.wrapping_sub(1), Ordering::SeqCst);
+    }
+
+    /// Step 3: wakes worker `index` if it sleeps (after the caller published work).
+    pub(crate) fn notify(&self, index: usize) {
+        // Pairs with the fence in `sleep`.
+        fence(Ordering::SeqCst);
+        let ws = &self.workers[index];
+        if ws.asleep.load(Ordering::Relaxed) {
+            let mut n = ws.notified.lock().unwrap_or_else(|e| e.into_inner());
+            *n = true;
+            ws.cv.notify_one();
+        }
+    }
+
+    /// Step 3: wakes some sleeping worker, if any.
+    pub(crate) fn wake_any(&self) {
+        // Pairs with the fence in `sleep`.
+        fence(Ordering::SeqCst);
+        if self.idle.load(Ordering::Relaxed) & SLEEP_MASK == 0 {
+            return;
+        }
+        for (i, ws) in self.workers.iter().enumerate() {
+            if ws.asleep.load(Ordering::Relaxed) {
+                self.notify(i);
+                return;
+            }
+        }
+    }
+
+    /// Step 4: cheap check on the push path.
+    #[inline]
+    pub(crate) fn should_wake_for_push(&self) -> bool {
+        let v = self.idle.load(Ordering::Relaxed);
+        v & SLEEP_MASK != 0 && v < SEARCH
+    }
+
+    /// Wakes everybody (shutdown).
+    pub(crate) fn wake_all(&self) {
+        fence(Ordering::SeqCst);
+        for ws in &self.workers {
+            let mut n = ws.notified.lock().unwrap_or_else(|e| e.into_inner());
+            *n = true;
+            ws.cv.notify_one();
+        }
+    }
+}
