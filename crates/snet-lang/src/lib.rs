@@ -1,1 +1,280 @@
-//! S-Net language front end: lexer, parser, name resolution, type inference, diagnostics.
+//! S-Net language front end: lexer, parser, name resolution, routing-type inference,
+//! static checks with rustc-style diagnostics, and lowering to [`snet_core::Net`].
+//!
+//! The entry points are [`compile_file`] and [`compile_str`]:
+//!
+//! ```
+//! let src = "net twice connect [{<n>} -> {<n>} ; {<n = n * 2>}];";
+//! let c = snet_lang::compile_str("twice.snet", src).unwrap();
+//! assert_eq!(c.signature, "{<n>} -> {<n>}");
+//! assert_eq!(c.net.entry, "twice");
+//! ```
+//!
+//! Diagnostic codes (one program per code in `tests/check_errors/`):
+//!
+//! | code | meaning |
+//! |---|---|
+//! | E0101–E0104 | lexical errors: bad character, unterminated comment, bad integer literal, unterminated inline code |
+//! | E0201 | syntax error (expected ..., found ...) |
+//! | E0202 | integer literal out of the 32-bit range |
+//! | E0203 | nesting deeper than 256 levels |
+//! | E0204 | unary minus on a non-literal |
+//! | E0205 | mismatched or unclosed metadata element |
+//! | E0206 | malformed metadata |
+//! | E0207 | compiler-stage ([INTERNAL]) syntax |
+//! | E0208 | inline box code (not supported) |
+//! | E0209 | synchrocell with fewer than two patterns |
+//! | E0210 | negative placement `@ -n` |
+//! | E0301 | duplicate definition in one scope |
+//! | E0302 | box name defined twice in the program |
+//! | E0303 / E0304 | unknown type / typesig name |
+//! | E0305 | undefined network or box |
+//! | E0307 | no entry network |
+//! | E0308 / E0309 / E0310 | pass-through qualifier on a binding tag / twice / at all (not supported) |
+//! | E0311 | label listed twice in a box type or record type |
+//! | E0312 | unsupported box interface |
+//! | E0401 | operand type mismatch in a tag expression |
+//! | E0402 | guard is not bool |
+//! | E0403 | tag value is not int |
+//! | E0404 | filter reads a tag that is not in its pattern |
+//! | E0405 | filter copies a field that is not in its pattern |
+//! | E0406 | guard of a pattern reads a tag not in the pattern |
+//! | E0407 | a label produced twice in one filter output |
+//! | E0501 | initialiser in a position where it would receive records |
+//! | E0502 | parallel composition of initialisers only |
+//! | E0503 | the entry network is an initialiser |
+//! | E0504 | inferred type too large |
+//! | W0001 | no net named like the file; the last top-level net is the entry |
+//! | W0002 | box without interface metadata |
+//! | W0003 | unknown or unusable metadata |
+//! | W0101 | serial composition: an output the next network cannot accept |
+//! | W0102 | routing tie between parallel branches |
+//! | W0103 | serial replication that can never end |
+//! | W0104 | split whose input lacks the index tag |
+//! | W0105 | declared signature input that the body does not accept |
+#![forbid(unsafe_code)]
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
+
+pub mod ast;
+pub mod diag;
+mod dot;
+pub mod lexer;
+pub mod parser;
+pub mod pretty;
+mod sema;
+pub mod span;
+
+pub use diag::{Diagnostic, Diagnostics, Severity};
+pub use parser::{parse, MAX_NESTING};
+pub use sema::SUPPORTED_INTERFACES;
+
+use sema::infer::{show_type, show_variant, Infer};
+use sema::lower::{Lowering, NodeTypes};
+use span::SourceFile;
+use std::path::Path;
+use std::sync::Arc;
+
+/// A checked and lowered program.
+#[derive(Debug, Clone)]
+pub struct Compiled {
+    /// The lowered entry network.
+    pub net: snet_core::Net,
+    /// The inferred (or declared) signature of the entry network, as `snet check`
+    /// prints it after `net NAME`: e.g. `{<N>} -> {<S>}`; mappings separated by `, `.
+    pub signature: String,
+    /// Each box used by the entry network, with its metadata interface (`None`: no
+    /// metadata applied; treated as C4SNet).
+    pub box_interfaces: Vec<(String, Option<String>)>,
+    /// Warnings (§9 items 15–19 and others).
+    pub warnings: Diagnostics,
+    node_types: Vec<NodeTypes>,
+}
+
+impl Compiled {
+    /// Graphviz DOT of the static network: boxes, filters and synchrocells as nodes,
+    /// combinators as labelled clusters, edges labelled with record types.
+    pub fn to_dot(&self) -> String {
+        dot::render(&self.net, &self.node_types)
+    }
+
+    /// `net NAME (SIGNATURE)`, the line `snet check` prints.
+    pub fn signature_line(&self) -> String {
+        format!("net {} ({})", self.net.entry, self.signature)
+    }
+}
+
+/// Reads and compiles `path`. The entry network is the top-level net named like the
+/// file (without extension), else the last top-level net (with a warning).
+pub fn compile_file(path: &Path) -> Result<Compiled, Diagnostics> {
+    match std::fs::read(path) {
+        Ok(bytes) => {
+            let text = String::from_utf8_lossy(&bytes);
+            compile_str(&path.to_string_lossy(), &text)
+        }
+        Err(e) => {
+            let mut ds = Diagnostics::new();
+            ds.push(Diagnostic::error(
+                "E0001",
+                format!("cannot read `{}`: {e}", path.display()),
+            ));
+            Err(ds)
+        }
+    }
+}
+
+/// Compiles `source`, reported under `file_name` (whose base name selects the entry
+/// network, §4).
+pub fn compile_str(file_name: &str, source: &str) -> Result<Compiled, Diagnostics> {
+    let file = Arc::new(SourceFile::new(file_name, source));
+    let finish = |mut ds: Diagnostics| {
+        ds.finish(&file);
+        ds
+    };
+    let (prog, parse_diags) = parser::parse(source);
+    let mut diags: Vec<Diagnostic> = parse_diags;
+    let (ir, resolve_diags) = sema::resolve(&prog);
+    diags.extend(resolve_diags);
+    let mut all = Diagnostics::new();
+    let errors = |ds: &[Diagnostic]| ds.iter().any(Diagnostic::is_error);
+
+    // The entry network (§4).
+    let stem = Path::new(file_name)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let entry = ir
+        .top_nets
+        .iter()
+        .copied()
+        .find(|n| ir.nets[*n].name == stem);
+    let entry = match entry {
+        Some(e) => Some(e),
+        None => match ir.top_nets.last() {
+            Some(last) => {
+                if !errors(&diags) {
+                    diags.push(
+                        Diagnostic::warning(
+                            "W0001",
+                            format!(
+                                "no top-level net is named `{stem}` after the file; using the last one, `{}`",
+                                ir.nets[*last].name
+                            ),
+                        )
+                        .primary(ir.nets[*last].name_span, "entry network")
+                        .help(format!("name the entry network `{stem}`")),
+                    );
+                }
+                Some(*last)
+            }
+            None => {
+                if !errors(&diags) {
+                    diags.push(
+                        Diagnostic::error("E0307", "the program defines no top-level network")
+                            .primary(span::Span::new(source.len(), source.len()), "")
+                            .note(format!(
+                                "the entry network is the top-level `net {stem} ... connect ...;`"
+                            )),
+                    );
+                }
+                None
+            }
+        },
+    };
+    if errors(&diags) {
+        for d in diags {
+            all.push(d);
+        }
+        return Err(finish(all));
+    }
+    let Some(entry) = entry else {
+        return Err(finish(all));
+    };
+
+    let mut inf = Infer::new(&ir);
+    sema::check(&ir, &mut inf, &mut diags);
+    let body = ir.nets[entry].body;
+    if inf.input(body).is_empty() && !errors(&diags) {
+        diags.push(
+            Diagnostic::error(
+                "E0503",
+                format!("the entry network `{}` is an initialiser", ir.nets[entry].name),
+            )
+            .primary(ir.nodes[body].span, "has no input type: it never receives records")
+            .note("an initialiser only makes sense as a branch of a parallel composition, e.g. `init | []` (spec §7.4)"),
+        );
+    }
+    let signature = signature(&ir, &mut Infer::precise(&ir), entry);
+    if let Some(at) = inf.overflow {
+        diags.push(
+            Diagnostic::error(
+                "E0504",
+                format!(
+                    "inferred type too large (more than {} variants)",
+                    sema::infer::MAX_VARIANTS
+                ),
+            )
+            .primary(
+                ir.nodes[at].span,
+                "while inferring the type of this network",
+            )
+            .help("declare signatures on the named networks involved"),
+        );
+    }
+    if errors(&diags) {
+        for d in diags {
+            all.push(d);
+        }
+        return Err(finish(all));
+    }
+    let (net, node_types, used) = Lowering::new(&ir, &mut inf, &file).run(entry);
+    let box_interfaces = used
+        .iter()
+        .map(|b| (ir.boxes[*b].name.clone(), ir.boxes[*b].interface.clone()))
+        .collect();
+    for d in diags {
+        all.push(d);
+    }
+    Ok(Compiled {
+        net,
+        signature,
+        box_interfaces,
+        warnings: finish(all),
+        node_types,
+    })
+}
+
+fn signature(ir: &sema::Ir, inf: &mut Infer<'_>, entry: usize) -> String {
+    let n = &ir.nets[entry];
+    let mut maps = Vec::new();
+    match &n.sig {
+        Some(sig) => {
+            for m in &sig.maps {
+                let ins = show_type(&m.inputs);
+                let outs = match &m.outputs {
+                    None => "...".to_owned(),
+                    Some(o) => show_type(o),
+                };
+                maps.push(format!("{ins} -> {outs}").trim().to_owned());
+            }
+        }
+        None => {
+            for v in inf.input(n.body).clone() {
+                let outs = inf.output(n.body, &v);
+                maps.push(
+                    format!("{} -> {}", show_variant(&v), show_type(&outs))
+                        .trim_end()
+                        .to_owned(),
+                );
+            }
+        }
+    }
+    maps.join(", ")
+}
+
+/// Runs `f`, first growing the stack if little is left (deeply nested programs).
+pub(crate) fn grow<R>(f: impl FnOnce() -> R) -> R {
+    stacker::maybe_grow(64 * 1024, 2 * 1024 * 1024, f)
+}

@@ -1,6 +1,11 @@
-//! `snet check PROG.snet`.
+//! `snet check PROG.snet`: type-check a program and print the entry network's
+//! signature.
+//!
+//! Exit status: 0 when the program is accepted (warnings go to standard error), 1 when
+//! it has errors (diagnostics on standard error). Usage errors exit 2 (clap).
 
 use clap::Args;
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -13,6 +18,25 @@ pub(crate) struct CheckArgs {
 
 /// Runs `snet check`.
 pub(crate) fn run(args: CheckArgs) -> ExitCode {
-    eprintln!("snet check {}: not yet available", args.program.display());
-    ExitCode::from(1)
+    let color = std::io::stderr().is_terminal();
+    match snet_lang::compile_file(&args.program) {
+        Ok(c) => {
+            if !c.warnings.is_empty() {
+                eprint!("{}", c.warnings.render_styled(color));
+                eprintln!();
+            }
+            println!("{}", c.signature_line());
+            ExitCode::SUCCESS
+        }
+        Err(diags) => {
+            eprint!("{}", diags.render_styled(color));
+            let n = diags.error_count();
+            eprintln!(
+                "\nerror: could not compile `{}` due to {n} previous error{}",
+                args.program.display(),
+                if n == 1 { "" } else { "s" }
+            );
+            ExitCode::from(1)
+        }
+    }
 }

@@ -1,0 +1,448 @@
+//! Diagnostics: errors and warnings with spans, rendered in rustc style.
+//!
+//! ```text
+//! error[E0401]: undefined network or box `foo`
+//!  --> prog.snet:3:12
+//!   |
+//! 3 | connect a .. foo;
+//!   |              ^^^ not defined in this scope
+//!   |
+//!   = help: did you mean `fo`?
+//! ```
+//!
+//! Every error kind has a code; `tests/check_errors/` holds one program per code (the
+//! file name starts with the code) and pins the rendered message.
+
+use crate::span::{SourceFile, Span};
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+/// How serious a diagnostic is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Severity {
+    /// The program is rejected.
+    Error,
+    /// The program is accepted, but something looks wrong.
+    Warning,
+}
+
+/// A labelled span of a diagnostic.
+#[derive(Debug, Clone)]
+pub struct SpanLabel {
+    /// Where.
+    pub span: Span,
+    /// What to say there (may be empty).
+    pub text: String,
+    /// The primary label gets `^` carets, secondary ones `-`.
+    pub primary: bool,
+}
+
+/// One error or warning.
+#[derive(Debug, Clone)]
+pub struct Diagnostic {
+    /// Error or warning.
+    pub severity: Severity,
+    /// Stable code, e.g. `E0401` (see the crate docs for the table).
+    pub code: &'static str,
+    /// One-line message.
+    pub message: String,
+    /// Labelled spans; the first primary label gives the reported location.
+    pub labels: Vec<SpanLabel>,
+    /// Notes (`= note: ...`).
+    pub notes: Vec<String>,
+    /// A one-line suggestion (`= help: ...`).
+    pub help: Option<String>,
+    file: Option<Arc<SourceFile>>,
+}
+
+impl Diagnostic {
+    /// An error with a message.
+    pub fn error(code: &'static str, message: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            severity: Severity::Error,
+            code,
+            message: message.into(),
+            labels: Vec::new(),
+            notes: Vec::new(),
+            help: None,
+            file: None,
+        }
+    }
+
+    /// A warning with a message.
+    pub fn warning(code: &'static str, message: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            severity: Severity::Warning,
+            ..Diagnostic::error(code, message)
+        }
+    }
+
+    /// Adds the primary label.
+    pub fn primary(mut self, span: Span, text: impl Into<String>) -> Diagnostic {
+        self.labels.push(SpanLabel {
+            span,
+            text: text.into(),
+            primary: true,
+        });
+        self
+    }
+
+    /// Adds a secondary label.
+    pub fn secondary(mut self, span: Span, text: impl Into<String>) -> Diagnostic {
+        self.labels.push(SpanLabel {
+            span,
+            text: text.into(),
+            primary: false,
+        });
+        self
+    }
+
+    /// Adds a note.
+    pub fn note(mut self, text: impl Into<String>) -> Diagnostic {
+        self.notes.push(text.into());
+        self
+    }
+
+    /// Sets the help line.
+    pub fn help(mut self, text: impl Into<String>) -> Diagnostic {
+        self.help = Some(text.into());
+        self
+    }
+
+    /// Whether this is an error.
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+
+    /// The primary span, if any.
+    pub fn span(&self) -> Option<Span> {
+        self.labels
+            .iter()
+            .find(|l| l.primary)
+            .or(self.labels.first())
+            .map(|l| l.span)
+    }
+
+    /// `file:line:col` of the primary span (empty if there is no file or span).
+    pub fn location(&self) -> String {
+        match (&self.file, self.span()) {
+            (Some(f), Some(s)) => f.location(s),
+            (Some(f), None) => f.name().to_owned(),
+            _ => String::new(),
+        }
+    }
+
+    /// Renders without colour.
+    pub fn render(&self) -> String {
+        self.render_styled(false)
+    }
+
+    /// Renders, with ANSI colour if `color`.
+    pub fn render_styled(&self, color: bool) -> String {
+        let st = Style { on: color };
+        let mut out = String::new();
+        let (word, col) = match self.severity {
+            Severity::Error => ("error", RED),
+            Severity::Warning => ("warning", YELLOW),
+        };
+        let _ = writeln!(
+            out,
+            "{}{}",
+            st.paint(&format!("{word}[{}]", self.code), col),
+            st.paint(&format!(": {}", self.message), BOLD)
+        );
+        let Some(file) = &self.file else {
+            for n in &self.notes {
+                let _ = writeln!(out, "  = note: {n}");
+            }
+            if let Some(h) = &self.help {
+                let _ = writeln!(out, "  = help: {h}");
+            }
+            return out;
+        };
+        // Lines to show: each label's first line, sorted, with their labels.
+        let mut lines: Vec<(usize, Vec<&SpanLabel>)> = Vec::new();
+        for l in &self.labels {
+            let (line, _) = file.line_col(l.span.start);
+            match lines.iter_mut().find(|(n, _)| *n == line) {
+                Some((_, v)) => v.push(l),
+                None => lines.push((line, vec![l])),
+            }
+        }
+        lines.sort_by_key(|(n, _)| *n);
+        let max_line = lines.last().map(|(n, _)| *n).unwrap_or(1);
+        let gutter = max_line.to_string().len();
+        let pad = " ".repeat(gutter);
+        let bar = st.paint("|", BLUE);
+        let _ = writeln!(
+            out,
+            "{pad}{} {}",
+            st.paint("-->", BLUE),
+            match self.span() {
+                Some(s) => file.location(s),
+                None => file.name().to_owned(),
+            }
+        );
+        if !lines.is_empty() {
+            let _ = writeln!(out, "{pad} {bar}");
+        }
+        let mut prev: Option<usize> = None;
+        for (line, labels) in &lines {
+            if let Some(p) = prev {
+                if *line > p + 1 {
+                    let _ = writeln!(out, "{}", st.paint("...", BLUE));
+                }
+            }
+            prev = Some(*line);
+            let text = file.line_text(*line);
+            let shown = expand_tabs(text);
+            let _ = writeln!(
+                out,
+                "{} {bar} {}",
+                st.paint(&format!("{line:>gutter$}"), BLUE),
+                shown
+            );
+            // One caret row per label, primary first, in column order.
+            let mut ls: Vec<&&SpanLabel> = labels.iter().collect();
+            ls.sort_by_key(|l| (!l.primary, l.span.start));
+            for l in ls {
+                let (_, c0) = file.line_col(l.span.start);
+                let line_len = text.len();
+                let start = (c0 - 1).min(line_len);
+                let end_in_line = {
+                    let (el, ec) = file.line_col(l.span.end);
+                    if el == *line {
+                        (ec - 1).min(line_len)
+                    } else {
+                        line_len
+                    }
+                };
+                let col0 = display_width(&text[..floor_char(text, start)]);
+                let width = display_width(
+                    text.get(floor_char(text, start)..floor_char(text, end_in_line))
+                        .unwrap_or(""),
+                )
+                .max(1);
+                let ch = if l.primary { "^" } else { "-" };
+                let marks = ch.repeat(width);
+                let colour = if l.primary { col } else { BLUE };
+                let label = if l.text.is_empty() {
+                    String::new()
+                } else {
+                    format!(" {}", l.text)
+                };
+                let _ = writeln!(
+                    out,
+                    "{pad} {bar} {}{}",
+                    " ".repeat(col0),
+                    st.paint(&format!("{marks}{label}"), colour)
+                );
+            }
+        }
+        if !self.notes.is_empty() || self.help.is_some() {
+            let _ = writeln!(out, "{pad} {bar}");
+        }
+        for n in &self.notes {
+            let _ = writeln!(out, "{pad} {} {n}", st.paint("= note:", BOLD));
+        }
+        if let Some(h) = &self.help {
+            let _ = writeln!(out, "{pad} {} {h}", st.paint("= help:", BOLD));
+        }
+        out
+    }
+}
+
+fn floor_char(s: &str, mut i: usize) -> usize {
+    i = i.min(s.len());
+    while i > 0 && !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+fn expand_tabs(s: &str) -> String {
+    s.replace('\t', "    ")
+}
+
+fn display_width(s: &str) -> usize {
+    s.chars().map(|c| if c == '\t' { 4 } else { 1 }).sum()
+}
+
+const RED: &str = "\x1b[1;31m";
+const YELLOW: &str = "\x1b[1;33m";
+const BLUE: &str = "\x1b[1;34m";
+const BOLD: &str = "\x1b[1m";
+
+struct Style {
+    on: bool,
+}
+
+impl Style {
+    fn paint(&self, s: &str, code: &str) -> String {
+        if self.on {
+            format!("{code}{s}\x1b[0m")
+        } else {
+            s.to_owned()
+        }
+    }
+}
+
+/// A list of diagnostics, in the order they were found (sorted by position for output).
+#[derive(Debug, Clone, Default)]
+pub struct Diagnostics {
+    items: Vec<Diagnostic>,
+}
+
+impl Diagnostics {
+    /// No diagnostics.
+    pub fn new() -> Diagnostics {
+        Diagnostics::default()
+    }
+
+    /// Adds one.
+    pub fn push(&mut self, d: Diagnostic) {
+        self.items.push(d);
+    }
+
+    /// Appends all of `other`.
+    pub fn extend(&mut self, other: Diagnostics) {
+        self.items.extend(other.items);
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// How many.
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    /// Whether any is an error.
+    pub fn has_errors(&self) -> bool {
+        self.items.iter().any(Diagnostic::is_error)
+    }
+
+    /// Number of errors.
+    pub fn error_count(&self) -> usize {
+        self.items.iter().filter(|d| d.is_error()).count()
+    }
+
+    /// The diagnostics.
+    pub fn iter(&self) -> impl Iterator<Item = &Diagnostic> {
+        self.items.iter()
+    }
+
+    /// Attaches `file` to every diagnostic that has none, and sorts by position
+    /// (stable: diagnostics at the same position keep their order).
+    pub(crate) fn finish(&mut self, file: &Arc<SourceFile>) {
+        for d in &mut self.items {
+            if d.file.is_none() {
+                d.file = Some(Arc::clone(file));
+            }
+        }
+        self.items
+            .sort_by_key(|d| d.span().map(|s| s.start).unwrap_or(u32::MAX));
+    }
+
+    /// Renders all diagnostics, rustc style, without colour; separated by blank lines.
+    pub fn render(&self) -> String {
+        self.render_styled(false)
+    }
+
+    /// Renders all diagnostics, with ANSI colour if `color`.
+    pub fn render_styled(&self, color: bool) -> String {
+        let mut out = String::new();
+        for (i, d) in self.items.iter().enumerate() {
+            if i > 0 {
+                out.push('\n');
+            }
+            out.push_str(&d.render_styled(color));
+        }
+        out
+    }
+}
+
+impl IntoIterator for Diagnostics {
+    type Item = Diagnostic;
+    type IntoIter = std::vec::IntoIter<Diagnostic>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.items.into_iter()
+    }
+}
+
+impl std::fmt::Display for Diagnostics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.render())
+    }
+}
+
+impl std::error::Error for Diagnostics {}
+
+/// "Did you mean" candidate: the closest name within a small edit distance.
+pub(crate) fn closest<'a>(
+    name: &str,
+    candidates: impl Iterator<Item = &'a str>,
+) -> Option<&'a str> {
+    let limit = match name.chars().count() {
+        0..=2 => 0,
+        n => (n / 3).max(1),
+    };
+    candidates
+        .filter(|c| *c != name)
+        .map(|c| (edit_distance(name, c), c))
+        .filter(|(d, _)| *d <= limit)
+        .min_by_key(|(d, c)| (*d, *c))
+        .map(|(_, c)| c)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut prev2: Vec<usize> = vec![0; b.len() + 1];
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    let mut cur = vec![0; b.len() + 1];
+    for i in 1..=a.len() {
+        cur[0] = i;
+        for j in 1..=b.len() {
+            let cost = usize::from(!a[i - 1].eq_ignore_ascii_case(&b[j - 1]));
+            cur[j] = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                // Transposition of two neighbours counts as one edit.
+                cur[j] = cur[j].min(prev2[j - 2] + 1);
+            }
+        }
+        prev2 = std::mem::replace(&mut prev, std::mem::take(&mut cur));
+        cur = vec![0; b.len() + 1];
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_rustc_style_with_caret_under_span() {
+        let f = Arc::new(SourceFile::new("p.snet", "net p\nconnect a .. foo;\n"));
+        let mut ds = Diagnostics::new();
+        ds.push(
+            Diagnostic::error("E0401", "undefined network or box `foo`")
+                .primary(Span::new(19, 22), "not defined")
+                .help("define it"),
+        );
+        ds.finish(&f);
+        assert_eq!(
+            ds.render(),
+            "error[E0401]: undefined network or box `foo`\n --> p.snet:2:14\n  |\n2 | connect a .. foo;\n  |              ^^^ not defined\n  |\n  = help: define it\n"
+        );
+    }
+
+    #[test]
+    fn suggests_close_names_only() {
+        let names = ["merge", "split", "foo"];
+        assert_eq!(closest("mrege", names.iter().copied()), Some("merge"));
+        assert_eq!(closest("zzzzzz", names.iter().copied()), None);
+    }
+}

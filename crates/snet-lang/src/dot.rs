@@ -1,0 +1,283 @@
+//! Graphviz DOT rendering of a lowered network (`snet graph`).
+//!
+//! Boxes, filters, synchrocells and identities are nodes; `|`, `||`, `*`, `**`, `!`,
+//! `!!` and `\` are clusters labelled with the combinator, entered and left through
+//! small point nodes. Every edge is labelled with the record types that flow on it
+//! (inferred input types into a network, explicit output types out of it). A net that
+//! is referenced twice is drawn twice, as engines instantiate it twice.
+
+use crate::sema::infer::{show_type, show_variant};
+use crate::sema::lower::NodeTypes;
+use snet_core::net::{GuardedPattern, Net, NodeId, NodeKind, OutItem};
+use std::fmt::Write as _;
+
+pub(crate) fn render(net: &Net, types: &[NodeTypes]) -> String {
+    let mut d = Dot {
+        net,
+        types,
+        out: String::new(),
+        next: 0,
+        indent: 1,
+    };
+    let _ = writeln!(d.out, "digraph {} {{", quote(&net.entry));
+    d.line("rankdir=LR;");
+    d.line("compound=true;");
+    d.line("node [fontname=\"Helvetica\", fontsize=10];");
+    d.line("edge [fontname=\"Helvetica\", fontsize=9];");
+    d.line(&format!("label={};", quote(&format!("net {}", net.entry))));
+    d.line("input [shape=circle, label=\"in\"];");
+    d.line("output [shape=doublecircle, label=\"out\"];");
+    let (entry, exit) = d.node(net.root);
+    let root_types = &types[net.root as usize];
+    d.edge("input", &entry, &show_type(&root_types.input), "");
+    d.edge(&exit, "output", &show_type(&root_types.output), "");
+    d.out.push_str("}\n");
+    d.out
+}
+
+struct Dot<'a> {
+    net: &'a Net,
+    types: &'a [NodeTypes],
+    out: String,
+    next: usize,
+    indent: usize,
+}
+
+fn quote(s: &str) -> String {
+    let mut q = String::with_capacity(s.len() + 2);
+    q.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => q.push_str("\\\""),
+            '\\' => q.push_str("\\\\"),
+            '\n' => q.push_str("\\n"),
+            c => q.push(c),
+        }
+    }
+    q.push('"');
+    q
+}
+
+fn show_pats(ps: &[GuardedPattern]) -> String {
+    ps.iter()
+        .map(|p| {
+            let mut s = show_variant(&p.labels);
+            if p.guard.is_some() {
+                s.push_str(" if <...>");
+            }
+            s
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl Dot<'_> {
+    fn line(&mut self, s: &str) {
+        for _ in 0..self.indent {
+            self.out.push_str("  ");
+        }
+        self.out.push_str(s);
+        self.out.push('\n');
+    }
+
+    fn fresh(&mut self, prefix: &str) -> String {
+        self.next += 1;
+        format!("{prefix}{}", self.next)
+    }
+
+    fn edge(&mut self, from: &str, to: &str, label: &str, extra: &str) {
+        let label = if label.is_empty() { "{}" } else { label };
+        self.line(&format!("{from} -> {to} [label={}{extra}];", quote(label)));
+    }
+
+    fn out_types(&self, id: NodeId) -> String {
+        show_type(&self.types[id as usize].output)
+    }
+
+    fn in_types(&self, id: NodeId) -> String {
+        show_type(&self.types[id as usize].input)
+    }
+
+    fn point(&mut self, prefix: &str) -> String {
+        let p = self.fresh(prefix);
+        self.line(&format!("{p} [shape=point, width=0.08];"));
+        p
+    }
+
+    fn cluster_open(&mut self, label: &str) {
+        let c = self.fresh("cluster_");
+        self.line(&format!("subgraph {c} {{"));
+        self.indent += 1;
+        self.line(&format!("label={};", quote(label)));
+        self.line("style=rounded; color=gray50;");
+    }
+
+    fn cluster_close(&mut self) {
+        self.indent -= 1;
+        self.line("}");
+    }
+
+    /// Draws node `id`; returns its entry and exit DOT node names.
+    fn node(&mut self, id: NodeId) -> (String, String) {
+        crate::grow(|| self.node_inner(id))
+    }
+
+    fn node_inner(&mut self, id: NodeId) -> (String, String) {
+        let net = self.net;
+        let n = net.node(id);
+        match &n.kind {
+            NodeKind::Box(b) => {
+                let sig = &net.boxes[*b];
+                let show = |ls: &[snet_core::Label]| {
+                    ls.iter()
+                        .map(|l| l.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
+                let input = match &sig.input {
+                    Some(ls) => format!("({})", show(ls)),
+                    None => String::new(),
+                };
+                let outs: Vec<String> = sig
+                    .outputs
+                    .iter()
+                    .map(|o| format!("({})", show(o)))
+                    .collect();
+                let v = self.fresh("box");
+                let label = format!("{}\n{} -> {}", sig.name, input, outs.join(" | "));
+                self.line(&format!(
+                    "{v} [shape=box, style=filled, fillcolor=\"#dde8f7\", label={}, tooltip={}];",
+                    quote(&label),
+                    quote(&n.loc)
+                ));
+                (v.clone(), v)
+            }
+            NodeKind::Identity => {
+                let v = self.fresh("id");
+                self.line(&format!("{v} [shape=plaintext, label=\"[]\"];"));
+                (v.clone(), v)
+            }
+            NodeKind::Filter(f) => {
+                let actions: Vec<String> = f
+                    .guards
+                    .iter()
+                    .map(|(_, a)| a)
+                    .chain([&f.default])
+                    .map(|a| {
+                        a.iter()
+                            .map(|rec| {
+                                let ls: Vec<String> = rec
+                                    .iter()
+                                    .map(|it| match it {
+                                        OutItem::Field { to, from } if to == from => to.to_string(),
+                                        OutItem::Field { to, from } => format!("{to}={from}"),
+                                        OutItem::Tag { to, value: None } => to.to_string(),
+                                        OutItem::Tag { to, value: Some(_) } => {
+                                            let s = to.to_string();
+                                            format!("{}=...>", &s[..s.len() - 1])
+                                        }
+                                    })
+                                    .collect();
+                                format!("{{{}}}", ls.join(","))
+                            })
+                            .collect::<Vec<_>>()
+                            .join("; ")
+                    })
+                    .collect();
+                let guards = if f.guards.is_empty() { "" } else { "if ... " };
+                let label = format!(
+                    "[{} -> {guards}{}]",
+                    show_variant(&f.pattern),
+                    actions.join(" else ")
+                );
+                let v = self.fresh("filter");
+                self.line(&format!(
+                    "{v} [shape=box, style=\"rounded,filled\", fillcolor=\"#eeeeee\", label={}, tooltip={}];",
+                    quote(&label),
+                    quote(&n.loc)
+                ));
+                (v.clone(), v)
+            }
+            NodeKind::Sync(ps) => {
+                let v = self.fresh("sync");
+                let label = format!("[| {} |]", show_pats(ps));
+                self.line(&format!(
+                    "{v} [shape=box, style=\"filled\", fillcolor=\"#f7e6c4\", peripheries=2, label={}, tooltip={}];",
+                    quote(&label),
+                    quote(&n.loc)
+                ));
+                (v.clone(), v)
+            }
+            NodeKind::Serial(a, b) => {
+                let (ea, xa) = self.node(*a);
+                let (eb, xb) = self.node(*b);
+                let label = self.out_types(*a);
+                self.edge(&xa, &eb, &label, "");
+                (ea, xb)
+            }
+            NodeKind::Parallel {
+                branches,
+                routes,
+                det,
+            } => {
+                self.cluster_open(if *det { "||" } else { "|" });
+                let r = self.point("route");
+                let m = self.point("merge");
+                for (b, route) in branches.iter().zip(routes) {
+                    let (e, x) = self.node(*b);
+                    if route.is_empty() {
+                        self.line(&format!(
+                            "{r} -> {e} [style=dotted, label=\"initialiser\"];"
+                        ));
+                    } else {
+                        self.edge(&r, &e, &show_type(route), "");
+                    }
+                    let label = self.out_types(*b);
+                    self.edge(&x, &m, &label, "");
+                }
+                self.cluster_close();
+                (r, m)
+            }
+            NodeKind::Star { body, exits, det } => {
+                let op = if *det { "**" } else { "*" };
+                self.cluster_open(&format!("{op} {}", show_pats(exits)));
+                let s = self.point("star");
+                let t = self.point("exit");
+                let (e, x) = self.node(*body);
+                let label = self.in_types(*body);
+                self.edge(&s, &e, &label, "");
+                self.edge(&x, &e, "next stage", ", style=dashed");
+                self.edge(&x, &t, &show_pats(exits), "");
+                self.edge(&s, &t, &show_pats(exits), ", style=dotted");
+                self.cluster_close();
+                (s, t)
+            }
+            NodeKind::Split { body, index, det } => {
+                let op = if *det { "!!" } else { "!" };
+                self.cluster_open(&format!("{op} {index}"));
+                let s = self.point("split");
+                let m = self.point("merge");
+                let (e, x) = self.node(*body);
+                let label = format!("replica per {index}");
+                self.edge(&s, &e, &label, "");
+                let label = self.out_types(*body);
+                self.edge(&x, &m, &label, "");
+                self.cluster_close();
+                (s, m)
+            }
+            NodeKind::Feedback { body, back } => {
+                self.cluster_open(&format!("\\ {}", show_pats(back)));
+                let s = self.point("loop");
+                let t = self.point("exit");
+                let (e, x) = self.node(*body);
+                let label = self.in_types(*body);
+                self.edge(&s, &e, &label, "");
+                self.edge(&x, &e, &show_pats(back), ", style=dashed, constraint=false");
+                let label = self.out_types(*body);
+                self.edge(&x, &t, &label, "");
+                self.cluster_close();
+                (s, t)
+            }
+        }
+    }
+}

@@ -1,0 +1,175 @@
+//! Lowering of a checked program to the static graph [`snet_core::Net`].
+//!
+//! Named nets are expanded by sharing: every reference to a net uses the node lowered
+//! for its body once (engines instantiate per path). `A @ n` lowers to `A`; `!@`/`!!@`
+//! to splits; `[{} -> {}]` was already turned into the identity. Chains of `..` are
+//! right-nested binary `Serial` nodes; a choice chain is one n-ary `Parallel` whose
+//! `routes` are the inferred input types of its branches (§8).
+
+use super::infer::{Infer, Ty};
+use super::ir::*;
+use crate::span::SourceFile;
+use snet_core::boxes::BoxSig;
+use snet_core::net::{Net, Node, NodeId, NodeKind};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Inferred types of a lowered node, for `snet graph`.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct NodeTypes {
+    /// `in(E)`.
+    pub(crate) input: Ty,
+    /// Union of `out(E, v)` over `v` in `in(E)`.
+    pub(crate) output: Ty,
+}
+
+pub(crate) struct Lowering<'a, 'i> {
+    ir: &'a Ir,
+    inf: &'a mut Infer<'i>,
+    file: &'a SourceFile,
+    nodes: Vec<Node>,
+    types: Vec<NodeTypes>,
+    boxes: Vec<BoxSig>,
+    box_ids: HashMap<usize, usize>,
+    nets: HashMap<usize, NodeId>,
+    /// IR box indices in `boxes` order.
+    pub(crate) used_boxes: Vec<usize>,
+}
+
+impl<'a, 'i> Lowering<'a, 'i> {
+    pub(crate) fn new(ir: &'a Ir, inf: &'a mut Infer<'i>, file: &'a SourceFile) -> Self {
+        Lowering {
+            ir,
+            inf,
+            file,
+            nodes: Vec::new(),
+            types: Vec::new(),
+            boxes: Vec::new(),
+            box_ids: HashMap::new(),
+            nets: HashMap::new(),
+            used_boxes: Vec::new(),
+        }
+    }
+
+    /// Lowers net `entry` and returns the graph and the per-node types.
+    pub(crate) fn run(mut self, entry: usize) -> (Net, Vec<NodeTypes>, Vec<usize>) {
+        let root = self.net(entry);
+        let net = Net {
+            nodes: self.nodes,
+            root,
+            boxes: self.boxes,
+            entry: self.ir.nets[entry].name.clone(),
+        };
+        (net, self.types, self.used_boxes)
+    }
+
+    fn net(&mut self, n: usize) -> NodeId {
+        if let Some(id) = self.nets.get(&n) {
+            return *id;
+        }
+        let id = self.node(self.ir.nets[n].body);
+        self.nets.insert(n, id);
+        id
+    }
+
+    fn push(&mut self, ir_id: IrId, kind: NodeKind, name: &str) -> NodeId {
+        let loc: Arc<str> = self.file.location(self.ir.nodes[ir_id].span).into();
+        self.nodes.push(Node {
+            kind,
+            loc,
+            name: name.into(),
+        });
+        let input = self.inf.input(ir_id).clone();
+        let output = self.inf.all_outputs(ir_id);
+        self.types.push(NodeTypes { input, output });
+        (self.nodes.len() - 1) as NodeId
+    }
+
+    fn node(&mut self, id: IrId) -> NodeId {
+        crate::grow(|| self.node_inner(id))
+    }
+
+    fn node_inner(&mut self, id: IrId) -> NodeId {
+        let ir = self.ir;
+        match &ir.nodes[id].kind {
+            IrKind::Box(b) => {
+                let idx = match self.box_ids.get(b) {
+                    Some(i) => *i,
+                    None => {
+                        let bx = &ir.boxes[*b];
+                        self.boxes.push(BoxSig {
+                            name: bx.name.clone(),
+                            input: bx.input.clone(),
+                            outputs: bx.outputs.clone(),
+                        });
+                        self.used_boxes.push(*b);
+                        self.box_ids.insert(*b, self.boxes.len() - 1);
+                        self.boxes.len() - 1
+                    }
+                };
+                self.push(id, NodeKind::Box(idx), &ir.boxes[*b].name)
+            }
+            IrKind::Net(n) => self.net(*n),
+            IrKind::Identity | IrKind::Error => self.push(id, NodeKind::Identity, "[]"),
+            IrKind::Filter(f) => self.push(id, NodeKind::Filter(f.clone()), "filter"),
+            IrKind::Sync(ps) => self.push(id, NodeKind::Sync(ps.clone()), "sync"),
+            IrKind::Serial(a, b) => {
+                let a = self.node(*a);
+                let b = self.node(*b);
+                self.push(id, NodeKind::Serial(a, b), "..")
+            }
+            IrKind::Par { det, branches } => {
+                let routes = branches
+                    .iter()
+                    .map(|b| self.inf.input(*b).clone())
+                    .collect();
+                let bs = branches.iter().map(|b| self.node(*b)).collect();
+                self.push(
+                    id,
+                    NodeKind::Parallel {
+                        branches: bs,
+                        routes,
+                        det: *det,
+                    },
+                    if *det { "||" } else { "|" },
+                )
+            }
+            IrKind::Star { det, body, exits } => {
+                let b = self.node(*body);
+                self.push(
+                    id,
+                    NodeKind::Star {
+                        body: b,
+                        exits: exits.clone(),
+                        det: *det,
+                    },
+                    if *det { "**" } else { "*" },
+                )
+            }
+            IrKind::Split { det, body, index } => {
+                let b = self.node(*body);
+                self.push(
+                    id,
+                    NodeKind::Split {
+                        body: b,
+                        index: *index,
+                        det: *det,
+                    },
+                    if *det { "!!" } else { "!" },
+                )
+            }
+            IrKind::Feedback { body, back } => {
+                let b = self.node(*body);
+                self.push(
+                    id,
+                    NodeKind::Feedback {
+                        body: b,
+                        back: back.clone(),
+                    },
+                    "\\",
+                )
+            }
+            IrKind::At { body } => self.node(*body),
+        }
+    }
+}
