@@ -1,6 +1,10 @@
-//! `snet graph PROG.snet [-o FILE]`.
+//! `snet graph PROG.snet [-o FILE]`: the static network as Graphviz DOT.
+//!
+//! Exit status as for `snet check`: 1 when the program has errors, 2 for usage errors
+//! and when the output file cannot be written.
 
 use clap::Args;
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -16,6 +20,29 @@ pub(crate) struct GraphArgs {
 
 /// Runs `snet graph`.
 pub(crate) fn run(args: GraphArgs) -> ExitCode {
-    eprintln!("snet graph {}: not yet available", args.program.display());
-    ExitCode::from(1)
+    let color = std::io::stderr().is_terminal();
+    let compiled = match snet_lang::compile_file(&args.program) {
+        Ok(c) => c,
+        Err(diags) => {
+            eprint!("{}", diags.render_styled(color));
+            return ExitCode::from(1);
+        }
+    };
+    if !compiled.warnings.is_empty() {
+        eprint!("{}", compiled.warnings.render_styled(color));
+    }
+    let dot = compiled.to_dot();
+    match &args.output {
+        None => {
+            print!("{dot}");
+            ExitCode::SUCCESS
+        }
+        Some(path) => match std::fs::write(path, dot) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("error: cannot write `{}`: {e}", path.display());
+                ExitCode::from(2)
+            }
+        },
+    }
 }
