@@ -104,12 +104,12 @@ pub fn ctx_add(ctx: &Ctx, n: usize) {
     }
 }
 
-/// Records released by collectors when frames completed: each must continue by leaving
-/// the given instance.
-pub type Released = Vec<(Arc<Inst>, Token)>;
+/// Instances whose collectors received records to emit: the caller must drain them
+/// (see [`Collector::start_drain`]).
+pub type Released = Vec<Arc<Inst>>;
 
-/// Removes one live record from `ctx`; completes frames that reach zero, pushing the
-/// records their collectors release onto `released` (in emission order).
+/// Removes one live record from `ctx`; completes frames that reach zero. Collectors
+/// that released buffered records are pushed onto `released`.
 pub fn ctx_release(ctx: &Ctx, released: &mut Released) {
     let mut cur = ctx.clone();
     while let Some(f) = cur {
@@ -117,8 +117,9 @@ pub fn ctx_release(ctx: &Ctx, released: &mut Released) {
         if f.count.fetch_sub(1, Ordering::AcqRel) != 1 {
             return;
         }
-        let out = f.owner.collector_complete(f.seq);
-        released.extend(out.into_iter().map(|t| (f.owner.clone(), t)));
+        if f.owner.collector_complete(f.seq) {
+            released.push(f.owner.clone());
+        }
         cur = f.parent.clone();
     }
 }
@@ -134,6 +135,19 @@ pub enum CollectorMode {
 }
 
 /// The merge point of a combinator instance that must order its output.
+///
+/// Records allowed to leave go to an output queue that exactly one thread at a time
+/// drains (walking each record to where it lands before taking the next), so the
+/// order decided here is the order seen downstream even when several threads hand
+/// records to the collector:
+///
+/// 1. under the lock, a record is queued (`accept`, `complete`);
+/// 2. the thread then calls `start_drain`; if another thread is draining it returns
+///    false and the thread leaves (the drainer will see the record: step 3 re-checks
+///    under the lock);
+/// 3. the drainer pops records one by one (`pop_out`), walking each fully; when the
+///    queue is empty `pop_out` clears the draining flag under the same lock, so a
+///    record queued after that point finds no drainer and its thread drains it.
 #[derive(Debug)]
 pub struct Collector {
     mode: CollectorMode,
@@ -141,6 +155,8 @@ pub struct Collector {
     head: u64,
     done: BTreeSet<u64>,
     buffer: BTreeMap<u64, Vec<Token>>,
+    out: std::collections::VecDeque<Token>,
+    draining: bool,
 }
 
 impl Collector {
@@ -152,6 +168,8 @@ impl Collector {
             head: 0,
             done: BTreeSet::new(),
             buffer: BTreeMap::new(),
+            out: std::collections::VecDeque::new(),
+            draining: false,
         }
     }
 
@@ -167,27 +185,44 @@ impl Collector {
         s
     }
 
-    /// A record of input `seq` leaves: returns it if it may leave now, else buffers it.
-    pub fn accept(&mut self, seq: u64, tok: Token) -> Option<Token> {
+    /// A record of input `seq` leaves: queued for output if it may leave now, else
+    /// buffered. Returns true if the output queue grew.
+    pub fn accept(&mut self, seq: u64, tok: Token) -> bool {
         if seq <= self.head {
-            Some(tok)
+            self.out.push_back(tok);
+            true
         } else {
             self.buffer.entry(seq).or_default().push(tok);
-            None
+            false
         }
     }
 
-    /// Input `seq` is complete; returns the records that may now leave, in order.
-    pub fn complete(&mut self, seq: u64) -> Vec<Token> {
+    /// Input `seq` is complete; records that may now leave are queued, in order.
+    /// Returns true if the output queue grew.
+    pub fn complete(&mut self, seq: u64) -> bool {
         self.done.insert(seq);
-        let mut out = Vec::new();
+        let before = self.out.len();
         while self.done.remove(&self.head) {
             self.head += 1;
             if let Some(v) = self.buffer.remove(&self.head) {
-                out.extend(v);
+                self.out.extend(v);
             }
         }
-        out
+        self.out.len() > before
+    }
+
+    /// Claims the right to drain the output queue; false if another thread has it.
+    pub fn start_drain(&mut self) -> bool {
+        !std::mem::replace(&mut self.draining, true)
+    }
+
+    /// The next record to emit; `None` ends the drain (clears the claim).
+    pub fn pop_out(&mut self) -> Option<Token> {
+        let t = self.out.pop_front();
+        if t.is_none() {
+            self.draining = false;
+        }
+        t
     }
 
     /// Number of records held back.
@@ -205,15 +240,20 @@ mod tests {
         let mut c = Collector::new(CollectorMode::Ordered);
         let (s0, s1, s2) = (c.next_seq(), c.next_seq(), c.next_seq());
         let t = |n: i32| Token::new(Record::new().with_tag("n", n));
-        assert!(c.accept(s2, t(2)).is_none());
-        assert!(c.accept(s1, t(1)).is_none());
-        assert!(c.accept(s0, t(0)).is_some());
-        assert!(c.complete(s2).is_empty());
-        let out = c.complete(s0);
-        assert_eq!(out.len(), 1); // input 1 now head: its buffered record leaves
-        assert_eq!(out[0].rec.tag(crate::Label::tag("n")), Some(1));
-        let out = c.complete(s1);
-        assert_eq!(out.len(), 1);
+        let n = |t: Token| t.rec.tag(crate::Label::tag("n"));
+        assert!(!c.accept(s2, t(2)));
+        assert!(!c.accept(s1, t(1)));
+        assert!(c.accept(s0, t(0)));
+        assert!(c.start_drain());
+        assert!(!c.start_drain(), "one drainer at a time");
+        assert_eq!(c.pop_out().map(n), Some(Some(0)));
+        assert!(c.pop_out().is_none());
+        assert!(!c.complete(s2));
+        assert!(c.complete(s0)); // input 1 is now head: its buffered record leaves
+        assert!(c.start_drain());
+        assert_eq!(c.pop_out().map(n), Some(Some(1)));
+        assert!(c.pop_out().is_none());
+        assert!(c.complete(s1)); // input 2 was already complete: released too
         assert_eq!(c.buffered(), 0);
     }
 }

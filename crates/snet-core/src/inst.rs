@@ -277,12 +277,23 @@ impl Inst {
         }
     }
 
-    /// Completes input `seq` of this instance's collector.
-    pub(crate) fn collector_complete(&self, seq: u64) -> Vec<Token> {
+    /// Completes input `seq` of this instance's collector; true if records were
+    /// released (the caller must drain).
+    pub(crate) fn collector_complete(&self, seq: u64) -> bool {
         match self.collector() {
             Some(c) => lock(c).complete(seq),
-            None => Vec::new(),
+            None => false,
         }
+    }
+
+    /// Claims the drain of this instance's collector (see [`Collector`]).
+    pub(crate) fn start_drain(&self) -> bool {
+        self.collector().is_some_and(|c| lock(c).start_drain())
+    }
+
+    /// The next record leaving this instance's collector, or `None` (drain ends).
+    pub(crate) fn pop_out(&self) -> Option<Token> {
+        self.collector().and_then(|c| lock(c).pop_out())
     }
 
     /// Allocates the sequence number for a record entering this deterministic
@@ -293,15 +304,17 @@ impl Inst {
         (g.mode() == CollectorMode::Ordered).then(|| g.next_seq())
     }
 
-    /// Hands a record leaving this instance to its collector; returns it if it may
-    /// leave now. Pops the record's frame if it belongs to this instance.
+    /// Hands a record leaving this instance to its collector. Returns `Err(tok)` if
+    /// the instance has no collector (the record just leaves), else `Ok(())`: the
+    /// record is queued or buffered; this instance is pushed onto `released` if its
+    /// output queue grew, together with collectors whose frames completed.
     pub(crate) fn collect(
         self: &Arc<Inst>,
         mut tok: Token,
         released: &mut crate::det::Released,
-    ) -> Option<Token> {
+    ) -> Result<(), Token> {
         let Some(c) = self.collector() else {
-            return Some(tok);
+            return Err(tok);
         };
         let own = tok
             .ctx
@@ -313,13 +326,19 @@ impl Inst {
                 let parent = frame.parent().clone();
                 crate::det::ctx_add(&parent, 1);
                 tok.ctx = parent;
-                let out = lock(c).accept(frame.seq(), tok);
+                if lock(c).accept(frame.seq(), tok) {
+                    released.push(self.clone());
+                }
                 crate::det::ctx_release(&Some(frame), released);
-                out
             }
             // A data record in an initialiser gate: input 1 waits for input 0.
-            None => lock(c).accept(1, tok),
+            None => {
+                if lock(c).accept(1, tok) {
+                    released.push(self.clone());
+                }
+            }
         }
+        Ok(())
     }
 
     /// Records still held in synchrocells below this instance (end of run); drops them.

@@ -129,27 +129,22 @@ impl<'a> Walker<'a> {
             })?
             .clone();
         self.counters.box_calls.inc();
-        let n = box_call::invoke(sig, &node.loc, &*f, input, &ctx, &mut |tok| {
+        let had_input = input.is_some();
+        box_call::invoke(sig, &node.loc, &*f, input, &ctx, &mut |tok| {
             self.counters.produced(1);
             self.walk(Pos::Leave(leaf.clone()), tok, sink)
         })?;
-        let _ = n;
-        self.counters.consumed(1);
+        if had_input {
+            self.counters.consumed(1);
+        }
         let mut released = Released::new();
         ctx_release(&ctx, &mut released);
-        self.walk_released(released, sink)
-    }
-
-    /// Walks records released by collectors.
-    pub fn walk_released(
-        &self,
-        released: Released,
-        sink: &mut dyn FnMut(Step),
-    ) -> Result<(), RunError> {
-        for (owner, tok) in released {
-            self.walk(Pos::Leave(owner), tok, sink)?;
+        if released.is_empty() {
+            return Ok(());
         }
-        Ok(())
+        let mut stack = Vec::new();
+        push_drains(&mut stack, released);
+        self.run_stack(stack, sink)
     }
 
     fn test(&self, inst: &Inst, rec: &Record, ps: &[GuardedPattern]) -> Result<bool, RunError> {
@@ -208,13 +203,33 @@ impl<'a> Walker<'a> {
 
     /// Walks `tok` from `pos` until every record it becomes has ended somewhere.
     pub fn walk(&self, pos: Pos, tok: Token, sink: &mut dyn FnMut(Step)) -> Result<(), RunError> {
-        let mut stack: Vec<(Pos, Token)> = vec![(pos, tok)];
+        self.run_stack(vec![Item::At(pos, tok)], sink)
+    }
+
+    fn run_stack(&self, mut stack: Vec<Item>, sink: &mut dyn FnMut(Step)) -> Result<(), RunError> {
         let mut outs: Vec<Record> = Vec::new();
-        while let Some((pos, mut tok)) = stack.pop() {
+        while let Some(item) = stack.pop() {
+            let (pos, mut tok) = match item {
+                Item::At(pos, tok) => (pos, tok),
+                Item::Drain(inst) => {
+                    if inst.start_drain() {
+                        stack.push(Item::Draining(inst));
+                    }
+                    continue;
+                }
+                Item::Draining(inst) => {
+                    if let Some(t) = inst.pop_out() {
+                        // Walk this record fully before taking the next one.
+                        stack.push(Item::Draining(inst.clone()));
+                        stack.push(Item::At(Pos::Leave(inst), t));
+                    }
+                    continue;
+                }
+            };
             match pos {
                 Pos::Enter(inst) => match &inst.kind {
                     InstKind::Box(_) => sink(Step::Box(inst, tok)),
-                    InstKind::Identity => stack.push((Pos::Leave(inst), tok)),
+                    InstKind::Identity => stack.push(Item::At(Pos::Leave(inst), tok)),
                     InstKind::Filter => {
                         let NodeKind::Filter(f) = &self.net.node(inst.node).kind else {
                             unreachable!("filter instance of a non-filter node")
@@ -227,7 +242,7 @@ impl<'a> Walker<'a> {
                         self.counters.consumed(1);
                         ctx_add(&tok.ctx, n);
                         for rec in outs.drain(..).rev() {
-                            stack.push((
+                            stack.push(Item::At(
                                 Pos::Leave(inst.clone()),
                                 Token {
                                     rec,
@@ -237,9 +252,7 @@ impl<'a> Walker<'a> {
                         }
                         let mut released = Released::new();
                         ctx_release(&tok.ctx, &mut released);
-                        for (owner, t) in released.into_iter().rev() {
-                            stack.push((Pos::Leave(owner), t));
-                        }
+                        push_drains(&mut stack, released);
                     }
                     InstKind::Sync(cell) => {
                         let NodeKind::Sync(pats) = &self.net.node(inst.node).kind else {
@@ -248,19 +261,17 @@ impl<'a> Walker<'a> {
                         let outcome = lock(cell).handle(pats, tok.rec);
                         match outcome {
                             Ok(SyncOutcome::Forward(rec)) => {
-                                stack.push((Pos::Leave(inst), Token { rec, ctx: tok.ctx }))
+                                stack.push(Item::At(Pos::Leave(inst), Token { rec, ctx: tok.ctx }))
                             }
                             Ok(SyncOutcome::Fired(rec)) => {
                                 self.counters.sync_merged.inc();
-                                stack.push((Pos::Leave(inst), Token { rec, ctx: tok.ctx }))
+                                stack.push(Item::At(Pos::Leave(inst), Token { rec, ctx: tok.ctx }))
                             }
                             Ok(SyncOutcome::Stored) => {
                                 self.counters.stored(1);
                                 let mut released = Released::new();
                                 ctx_release(&tok.ctx, &mut released);
-                                for (owner, t) in released.into_iter().rev() {
-                                    stack.push((Pos::Leave(owner), t));
-                                }
+                                push_drains(&mut stack, released);
                             }
                             Err(e) => {
                                 let n = self.net.node(inst.node);
@@ -272,7 +283,7 @@ impl<'a> Walker<'a> {
                             }
                         }
                     }
-                    InstKind::Serial(a, _) => stack.push((Pos::Enter(a.clone()), tok)),
+                    InstKind::Serial(a, _) => stack.push(Item::At(Pos::Enter(a.clone()), tok)),
                     InstKind::Parallel {
                         branches, single, ..
                     } => {
@@ -304,7 +315,7 @@ impl<'a> Walker<'a> {
                             },
                         };
                         enter_frame(&inst, &mut tok);
-                        stack.push((Pos::Enter(branches[b].clone()), tok));
+                        stack.push(Item::At(Pos::Enter(branches[b].clone()), tok));
                     }
                     InstKind::Star { .. } => {
                         let NodeKind::Star { exits, .. } = &self.net.node(inst.node).kind else {
@@ -312,10 +323,10 @@ impl<'a> Walker<'a> {
                         };
                         enter_frame(&inst, &mut tok);
                         if self.test(&inst, &tok.rec, exits)? {
-                            stack.push((Pos::Leave(inst), tok));
+                            stack.push(Item::At(Pos::Leave(inst), tok));
                         } else {
                             let st = self.next_stage(&inst, None, &tok, sink);
-                            stack.push((Pos::Enter(st), tok));
+                            stack.push(Item::At(Pos::Enter(st), tok));
                         }
                     }
                     InstKind::Split { replicas, .. } => {
@@ -349,9 +360,9 @@ impl<'a> Walker<'a> {
                         for i in inits {
                             sink(Step::Init(i));
                         }
-                        stack.push((Pos::Enter(r), tok));
+                        stack.push(Item::At(Pos::Enter(r), tok));
                     }
-                    InstKind::Feedback(body) => stack.push((Pos::Enter(body.clone()), tok)),
+                    InstKind::Feedback(body) => stack.push(Item::At(Pos::Enter(body.clone()), tok)),
                 },
                 Pos::Leave(inst) => {
                     let Some(parent) = inst.parent() else {
@@ -360,7 +371,7 @@ impl<'a> Walker<'a> {
                     };
                     match (&parent.kind, inst.slot) {
                         (InstKind::Serial(_, b), Slot::Left) => {
-                            stack.push((Pos::Enter(b.clone()), tok))
+                            stack.push(Item::At(Pos::Enter(b.clone()), tok))
                         }
                         (InstKind::Star { .. }, Slot::Stage) => {
                             let NodeKind::Star { exits, .. } = &self.net.node(parent.node).kind
@@ -371,7 +382,7 @@ impl<'a> Walker<'a> {
                                 self.collect_and_leave(&parent, tok, &mut stack);
                             } else {
                                 let st = self.next_stage(&parent, Some(&inst), &tok, sink);
-                                stack.push((Pos::Enter(st), tok));
+                                stack.push(Item::At(Pos::Enter(st), tok));
                             }
                         }
                         (InstKind::Feedback(body), Slot::Body) => {
@@ -380,15 +391,15 @@ impl<'a> Walker<'a> {
                                 unreachable!("feedback instance of a non-feedback node")
                             };
                             if self.test(&parent, &tok.rec, back)? {
-                                stack.push((Pos::Enter(body.clone()), tok));
+                                stack.push(Item::At(Pos::Enter(body.clone()), tok));
                             } else {
-                                stack.push((Pos::Leave(parent), tok));
+                                stack.push(Item::At(Pos::Leave(parent), tok));
                             }
                         }
                         (InstKind::Parallel { .. } | InstKind::Split { .. }, _) => {
                             self.collect_and_leave(&parent, tok, &mut stack);
                         }
-                        _ => stack.push((Pos::Leave(parent), tok)),
+                        _ => stack.push(Item::At(Pos::Leave(parent), tok)),
                     }
                 }
             }
@@ -396,17 +407,29 @@ impl<'a> Walker<'a> {
         Ok(())
     }
 
-    fn collect_and_leave(&self, inst: &Arc<Inst>, tok: Token, stack: &mut Vec<(Pos, Token)>) {
+    fn collect_and_leave(&self, inst: &Arc<Inst>, tok: Token, stack: &mut Vec<Item>) {
         let mut released = Released::new();
-        let now = inst.collect(tok, &mut released);
-        // `now` belongs to the oldest input still open; records it released belong to
-        // later inputs, so `now` is walked first (top of the stack), then them in order.
-        for (owner, t) in released.into_iter().rev() {
-            stack.push((Pos::Leave(owner), t));
+        match inst.collect(tok, &mut released) {
+            Err(tok) => stack.push(Item::At(Pos::Leave(inst.clone()), tok)),
+            Ok(()) => push_drains(stack, released),
         }
-        if let Some(t) = now {
-            stack.push((Pos::Leave(inst.clone()), t));
-        }
+    }
+}
+
+/// A unit of pending walk work.
+enum Item {
+    /// A record at a position.
+    At(Pos, Token),
+    /// Try to claim the drain of this instance's collector.
+    Drain(Arc<Inst>),
+    /// This thread drains this instance's collector: emit its next record.
+    Draining(Arc<Inst>),
+}
+
+/// Schedules drains so that the first collector in `released` drains first.
+fn push_drains(stack: &mut Vec<Item>, released: Released) {
+    for inst in released.into_iter().rev() {
+        stack.push(Item::Drain(inst));
     }
 }
 

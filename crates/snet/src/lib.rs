@@ -1,1 +1,294 @@
-//! The `snet` facade: embedding API for running S-Net programs with Rust and C boxes.
+//! The `snet` facade: load an S-Net program, bind Rust closures (or C boxes) to its
+//! boxes, and run it on any engine.
+//!
+//! ```no_run
+//! use snet::{Program, BoxInput, BoxOutput, Arg, Value, Record, EngineKind};
+//! let mut prog = Program::from_source("dec.snet", "net dec { box dec((A) -> (A) | (B)); } connect dec * {B};")?;
+//! prog.bind("dec", |inp: &BoxInput, out: &mut BoxOutput| {
+//!     let a = inp.int("A").unwrap_or(0);
+//!     if a > 0 { out.emit(1, vec![Arg::int(a - 1)]) } else { out.emit(2, vec![Arg::int(0)]) }
+//! })?;
+//! let outputs = prog.run_records(EngineKind::Seq, vec![Record::new().with_field("A", Value::int(3))])?;
+//! assert_eq!(outputs.len(), 1);
+//! # Ok::<(), snet::Error>(())
+//! ```
+
+use snet_core::{
+    BoxFailure, BoxFn, BoxSig, Emitter, Engine, Label, LabelKind, RecordSink, RecordSource,
+};
+use std::fmt;
+use std::path::Path;
+use std::sync::Arc;
+
+pub use snet_core::{Arg, BoxTable, Net, Record, RunError, RunOptions, RunStats, Value};
+
+/// Errors of the facade: compile errors (rendered diagnostics), binding errors and
+/// run-time errors.
+#[derive(Debug)]
+pub enum Error {
+    /// The program does not compile; the rendered diagnostics.
+    Compile(String),
+    /// A box binding problem.
+    Bind(String),
+    /// A run-time error (spec §10).
+    Run(RunError),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Compile(d) => write!(f, "{d}"),
+            Error::Bind(m) => write!(f, "error: {m}"),
+            Error::Run(e) => write!(f, "error: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<RunError> for Error {
+    fn from(e: RunError) -> Self {
+        Error::Run(e)
+    }
+}
+
+/// Which engine runs the network.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EngineKind {
+    /// The single-threaded reference engine.
+    Seq,
+}
+
+impl EngineKind {
+    /// All engines available in this build.
+    pub const ALL: &'static [EngineKind] = &[EngineKind::Seq];
+
+    /// Parses an `--engine` value.
+    pub fn parse(s: &str) -> Option<EngineKind> {
+        match s {
+            "seq" => Some(EngineKind::Seq),
+            _ => None,
+        }
+    }
+
+    /// The engine object.
+    pub fn engine(self) -> Box<dyn Engine> {
+        match self {
+            EngineKind::Seq => Box::new(snet_core::SeqEngine),
+        }
+    }
+}
+
+/// The input of one Rust box invocation: the box's input labels, by name.
+#[derive(Debug)]
+pub struct BoxInput<'a> {
+    sig: &'a BoxSig,
+    args: Vec<Arg>,
+}
+
+impl BoxInput<'_> {
+    fn position(&self, kind: LabelKind, name: &str) -> Option<usize> {
+        let l = Label::new(kind, name);
+        self.sig.input.as_ref()?.iter().position(|x| *x == l)
+    }
+    /// Field `name` (None if the box has no such input field or it is NULL).
+    pub fn field(&self, name: &str) -> Option<&Value> {
+        match self.args.get(self.position(LabelKind::Field, name)?)? {
+            Arg::Field(Some(v)) => Some(v),
+            _ => None,
+        }
+    }
+    /// Takes field `name` out of the input (to re-emit it without a copy).
+    pub fn take_field(&mut self, name: &str) -> Option<Value> {
+        let i = self.position(LabelKind::Field, name)?;
+        match self.args.get_mut(i)? {
+            Arg::Field(v) => v.take(),
+            Arg::Tag(_) => None,
+        }
+    }
+    /// The `int` scalar held by field `name`.
+    pub fn int(&self, name: &str) -> Option<i32> {
+        self.field(name)?.as_i32()
+    }
+    /// Tag `<name>`.
+    pub fn tag(&self, name: &str) -> Option<i32> {
+        match self.args.get(self.position(LabelKind::Tag, name)?)? {
+            Arg::Tag(t) => Some(*t),
+            Arg::Field(_) => None,
+        }
+    }
+    /// Binding tag `<#name>`.
+    pub fn btag(&self, name: &str) -> Option<i32> {
+        match self.args.get(self.position(LabelKind::BTag, name)?)? {
+            Arg::Tag(t) => Some(*t),
+            Arg::Field(_) => None,
+        }
+    }
+    /// All arguments in declaration order.
+    pub fn args(&self) -> &[Arg] {
+        &self.args
+    }
+}
+
+/// Emits records from a Rust box, by output variant (1-based, in declaration order).
+pub struct BoxOutput<'a> {
+    em: &'a mut dyn Emitter,
+}
+
+impl fmt::Debug for BoxOutput<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("BoxOutput")
+    }
+}
+
+impl BoxOutput<'_> {
+    /// Emits a record of `variant` with one value per label of the variant, in order.
+    pub fn emit(&mut self, variant: usize, values: Vec<Arg>) -> Result<(), BoxFailure> {
+        self.em.emit(variant, values)
+    }
+}
+
+/// Convenience constructors for emitted values.
+pub trait ArgExt {
+    /// A field holding an `int` scalar.
+    fn int(v: i32) -> Arg;
+    /// A field holding a value.
+    fn field(v: Value) -> Arg;
+    /// A tag value.
+    fn tag(v: i32) -> Arg;
+}
+
+impl ArgExt for Arg {
+    fn int(v: i32) -> Arg {
+        Arg::Field(Some(Value::int(v)))
+    }
+    fn field(v: Value) -> Arg {
+        Arg::Field(Some(v))
+    }
+    fn tag(v: i32) -> Arg {
+        Arg::Tag(v)
+    }
+}
+
+struct RustBox<F> {
+    sig: BoxSig,
+    f: F,
+}
+
+impl<F> BoxFn for RustBox<F>
+where
+    F: Fn(&BoxInput<'_>, &mut BoxOutput<'_>) -> Result<(), BoxFailure> + Send + Sync,
+{
+    fn invoke(&self, args: Vec<Arg>, out: &mut dyn Emitter) -> Result<(), BoxFailure> {
+        let input = BoxInput {
+            sig: &self.sig,
+            args,
+        };
+        (self.f)(&input, &mut BoxOutput { em: out })
+    }
+}
+
+/// A compiled S-Net program with its box bindings.
+#[derive(Debug, Clone)]
+pub struct Program {
+    compiled: Arc<snet_lang::Compiled>,
+    boxes: BoxTable,
+}
+
+impl Program {
+    /// Compiles the program in `path` (entry network: the file's base name).
+    pub fn from_file(path: impl AsRef<Path>) -> Result<Program, Error> {
+        let compiled =
+            snet_lang::compile_file(path.as_ref()).map_err(|d| Error::Compile(d.render()))?;
+        Ok(Program::new(compiled))
+    }
+
+    /// Compiles `source` as if read from a file named `file_name`.
+    pub fn from_source(file_name: &str, source: &str) -> Result<Program, Error> {
+        let compiled =
+            snet_lang::compile_str(file_name, source).map_err(|d| Error::Compile(d.render()))?;
+        Ok(Program::new(compiled))
+    }
+
+    fn new(compiled: snet_lang::Compiled) -> Program {
+        Program {
+            compiled: Arc::new(compiled),
+            boxes: BoxTable::new(),
+        }
+    }
+
+    /// The lowered network.
+    pub fn net(&self) -> &Net {
+        &self.compiled.net
+    }
+
+    /// The compiler output (signature, warnings, box interfaces).
+    pub fn compiled(&self) -> &snet_lang::Compiled {
+        &self.compiled
+    }
+
+    /// The current box bindings.
+    pub fn boxes(&self) -> &BoxTable {
+        &self.boxes
+    }
+
+    /// Adds bindings (e.g. C boxes loaded by `snet-c4snet`).
+    pub fn bind_table(&mut self, table: &BoxTable) {
+        for name in table.names() {
+            if let Some(f) = table.get(name) {
+                self.boxes.insert(name, f.clone());
+            }
+        }
+    }
+
+    /// Binds box `name` to a Rust function.
+    pub fn bind<F>(&mut self, name: &str, f: F) -> Result<(), Error>
+    where
+        F: Fn(&BoxInput<'_>, &mut BoxOutput<'_>) -> Result<(), BoxFailure> + Send + Sync + 'static,
+    {
+        let sig = self
+            .net()
+            .boxes
+            .iter()
+            .find(|b| b.name == name)
+            .cloned()
+            .ok_or_else(|| Error::Bind(format!("the program has no box named `{name}`")))?;
+        self.boxes.insert(name, Arc::new(RustBox { sig, f }));
+        Ok(())
+    }
+
+    /// Names of boxes the network uses that have no binding yet.
+    pub fn unbound_boxes(&self) -> Vec<String> {
+        self.net()
+            .boxes
+            .iter()
+            .filter(|b| !self.boxes.contains(&b.name))
+            .map(|b| b.name.clone())
+            .collect()
+    }
+
+    /// Runs on `engine`, reading `input` and writing `output`.
+    pub fn run(
+        &self,
+        engine: EngineKind,
+        input: &mut dyn RecordSource,
+        output: &mut dyn RecordSink,
+        opts: &RunOptions,
+    ) -> Result<RunStats, Error> {
+        Ok(engine
+            .engine()
+            .run(self.net(), &self.boxes, input, output, opts)?)
+    }
+
+    /// Runs on a list of records and returns the output records.
+    pub fn run_records(
+        &self,
+        engine: EngineKind,
+        input: Vec<Record>,
+    ) -> Result<Vec<Record>, Error> {
+        let mut out = Vec::new();
+        let mut src = input.into_iter().fuse();
+        self.run(engine, &mut src, &mut out, &RunOptions::default())?;
+        Ok(out)
+    }
+}
