@@ -14,10 +14,14 @@
 //! 3. No Rust panic unwinds into C: every callback that can run user-supplied Rust code
 //!    (the engine's [`Emitter`]) catches it and stores it in the invocation; [`invoke`]
 //!    resumes it after the C function has returned.
-//! 4. The thread-local [`CURRENT`] holds the innermost running invocation of this thread
-//!    (invocations nest when an emitter runs further boxes inline). It is a `const`
-//!    initialised `Cell` of a raw pointer, so reading it is async-signal-safe; the crash
-//!    handler uses it to name the box.
+//! 4. The thread-local [`CURRENT`] is the invocation whose C code this thread is running,
+//!    or null. [`invoke`] sets it before calling C and clears it afterwards; `c_emit`
+//!    clears it while the engine's emitter runs and sets it again before returning to C.
+//!    So it is right even when the emitter runs further boxes inline on this thread, or
+//!    suspends the calling task and resumes it on another thread (a stackful-task engine
+//!    blocking on a full stream): whenever C code runs, `CURRENT` names its invocation.
+//!    It is a `const`-initialised `Cell` of a raw pointer, so reading it is
+//!    async-signal-safe; the crash handler uses it to name the box.
 //!
 //! Memory ordering: none of its own; reference counts are `Value`'s (`Arc`'s).
 
@@ -115,7 +119,7 @@ pub(crate) struct Invocation<'a> {
 }
 
 thread_local! {
-    /// The innermost running invocation of this thread, or null (invariant 4).
+    /// The invocation whose C code this thread is running, or null (invariant 4).
     static CURRENT: Cell<*mut c_void> = const { Cell::new(ptr::null_mut()) };
 }
 
@@ -127,8 +131,8 @@ pub(crate) fn current_box_name() -> Option<&'static [u8]> {
     if inv.is_null() {
         return None;
     }
-    // SAFETY: a non-null CURRENT points to an invocation alive on this thread's stack
-    // (invariant 4); the signal interrupted code running inside it, so it is still alive.
+    // SAFETY: a non-null CURRENT points to the invocation whose C code this thread runs
+    // (invariant 4); the signal interrupted that code, so the invocation is alive.
     // The name outlives the invocation; 'static only extends it to the handler, which
     // never returns to code that could free it before use.
     let name: &str = unsafe { (*inv.cast::<Invocation<'static>>()).name };
@@ -180,12 +184,12 @@ pub(crate) unsafe fn invoke(
         panic: None,
     };
     let hnd: *mut c_void = ptr::addr_of_mut!(inv).cast();
-    let prev = CURRENT.with(|c| c.replace(hnd));
+    CURRENT.with(|c| c.set(hnd));
     // SAFETY: the caller guarantees `call` is the loaded wrapper of `desc`; `hnd` is a
     // valid invocation for the whole call (invariant 2) and `slots` holds one slot per
     // input label in order, as the wrapper reads them.
     unsafe { call(hnd, slots.as_ptr()) };
-    CURRENT.with(|c| c.set(prev));
+    CURRENT.with(|c| c.set(ptr::null_mut()));
     if let Some(p) = inv.panic {
         resume_unwind(p);
     }
@@ -203,8 +207,8 @@ fn fail(message: String) {
         eprintln!("snet: C4SNet error outside a box call: {message}");
         return;
     }
-    // SAFETY: invariant 4; we are inside a callback from the C code of that invocation
-    // and no other reference to it is live.
+    // SAFETY: invariant 4: CURRENT is the invocation whose C code called us; no other
+    // reference to it is live while C runs.
     let inv = unsafe { &mut *inv.cast::<Invocation<'_>>() };
     if inv.failure.is_none() {
         inv.failure = Some(BoxFailure(format!("box `{}`: {message}", inv.name)));
@@ -378,7 +382,12 @@ unsafe extern "C" fn c_emit(hnd: *mut c_void, variant: c_int, n: c_int, values: 
         return;
     }
     let out = &mut *inv.out;
-    match catch_unwind(AssertUnwindSafe(|| out.emit(variant as usize, args))) {
+    // Invariant 4: runtime code is not box code; the emitter may also run other boxes or
+    // move this call to another thread.
+    CURRENT.with(|c| c.set(ptr::null_mut()));
+    let result = catch_unwind(AssertUnwindSafe(|| out.emit(variant as usize, args)));
+    CURRENT.with(|c| c.set(hnd));
+    match result {
         Ok(Ok(())) => {}
         Ok(Err(f)) => inv.failure = Some(f),
         Err(p) => inv.panic = Some(p),

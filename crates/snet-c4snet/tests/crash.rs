@@ -60,7 +60,19 @@ fn crash_child() {
     // A box that returns normally leaves no "current box" behind.
     let (r, _) = run(&boxes, "fine", vec![Arg::Tag(1)]);
     r.unwrap();
-    if what == "outside" {
+    if what == "emitter" {
+        // Runtime code called back from a box is not box code.
+        struct Crash;
+        impl snet_core::Emitter for Crash {
+            fn emit(&mut self, _: usize, _: Vec<Arg>) -> Result<(), snet_core::BoxFailure> {
+                // SAFETY: not safe at all: a deliberate invalid write in runtime code.
+                unsafe { std::ptr::write_volatile(std::ptr::without_provenance_mut::<i32>(8), 1) };
+                Ok(())
+            }
+        }
+        let f = boxes.table().get("fine").unwrap();
+        let _ = f.invoke(vec![Arg::Tag(1)], &mut Crash);
+    } else if what == "outside" {
         // SAFETY: not safe at all: a deliberate invalid write, outside box code, to
         // check that such a fault reaches the handler that was there before ours.
         unsafe { std::ptr::write_volatile(std::ptr::without_provenance_mut::<i32>(8), 1) };
@@ -106,8 +118,10 @@ fn a_crashing_box_is_named() {
 
 #[test]
 fn a_signal_outside_box_code_is_left_to_the_previous_handler() {
-    let (status, stderr) = crash("outside");
-    assert!(!status.success(), "{stderr}");
-    assert_eq!(status.signal(), Some(libc::SIGSEGV), "{stderr}");
-    assert!(!stderr.contains("snet: box"), "{stderr}");
+    for what in ["outside", "emitter"] {
+        let (status, stderr) = crash(what);
+        assert!(!status.success(), "{what}: {stderr}");
+        assert_eq!(status.signal(), Some(libc::SIGSEGV), "{what}: {stderr}");
+        assert!(!stderr.contains("snet: box"), "{what}: {stderr}");
+    }
 }

@@ -146,6 +146,17 @@ void *str(void *hnd, c4snet_data_t *a)
     return hnd;
 }
 
+/* box outer ((a) -> (a)): emits, then misuses the API */
+void *outer(void *hnd, c4snet_data_t *a)
+{
+    c4snet_data_t *keep = C4SNetShallowCopy(a);
+    C4SNetOut(hnd, 1, a);
+    char *s = C4SNetGetString(keep);
+    free(s);
+    C4SNetFree(keep);
+    return hnd;
+}
+
 /* box nullobj ((<t>) -> (<s>)) */
 void *nullobj(void *hnd, int t)
 {
@@ -168,6 +179,7 @@ fn misuse_sigs() -> Vec<snet_core::BoxSig> {
         sig("many", Some("a"), &["a, <t>"]),
         sig("str", Some("a"), &["a"]),
         sig("nullobj", Some("<t>"), &["<s>"]),
+        sig("outer", Some("a"), &["a"]),
         sig("badtype", Some("<t>"), &["x"]),
     ]
 }
@@ -280,4 +292,40 @@ void *nap(void *hnd, int t)
     let (r, rec) = run(&boxes, "nap", vec![Arg::Tag(4)]);
     r.unwrap();
     assert_eq!(rec.emitted[0].1, vec![Arg::Tag(4)]);
+}
+
+/// Runs box `inner` inline on every emitted record, as an engine walking records
+/// through the network on the calling thread would.
+struct Inline<'a> {
+    inner: &'a dyn snet_core::BoxFn,
+    results: Vec<Result<(), BoxFailure>>,
+}
+
+impl Emitter for Inline<'_> {
+    fn emit(&mut self, _: usize, values: Vec<Arg>) -> Result<(), BoxFailure> {
+        let r = self.inner.invoke(values, &mut Recorder::default());
+        self.results.push(r);
+        Ok(())
+    }
+}
+
+#[test]
+fn errors_are_attributed_to_the_right_box_when_boxes_nest() {
+    let boxes = build("nested", &misuse_sigs(), MISUSE).unwrap();
+    let inner = boxes.table().get("str").unwrap();
+    let mut em = Inline {
+        inner: &**inner,
+        results: Vec::new(),
+    };
+    let a = Value::int(3);
+    let outer = boxes.table().get("outer").unwrap();
+    let r = outer.invoke(vec![Arg::Field(Some(a.clone()))], &mut em);
+    // The inner box failed on its own C4SNetGetString ...
+    assert_eq!(em.results.len(), 1);
+    let inner_msg = em.results[0].clone().unwrap_err().0;
+    assert!(inner_msg.starts_with("box `str`"), "{inner_msg}");
+    // ... and the outer box's later misuse is reported for the outer box.
+    let outer_msg = r.unwrap_err().0;
+    assert!(outer_msg.starts_with("box `outer`"), "{outer_msg}");
+    assert_eq!(a.ref_count(), 1);
 }
