@@ -1,2 +1,463 @@
-//! placeholder
-fn main() {}
+//! Fork-join benchmark suite (BENCHMARKS.md §3): Fibril's ten kernels, each run as the
+//! serial elision (Ts), on snet-forkjoin with 1 and 2 workers (T1, T2) and on
+//! `rayon::join` with 1 and 2 workers, in the same process, median of `--runs` runs.
+//!
+//! ```text
+//! cargo run --release -p snet-forkjoin --example bench_suite [-- --runs 5 --only fib,lu --write bench/RESULTS-forkjoin.md --madvise]
+//! ```
+//!
+//! `--madvise` adds a table of T2 under each madvise policy (seed 002 §5.2.3);
+//! `--stacks` prints the stack-pool micro-benchmark.
+
+mod kernels;
+
+use std::sync::OnceLock;
+use std::time::Instant;
+
+use kernels::dense::{self, M};
+use kernels::recursive as rec;
+use kernels::{Rayon, Serial, Snet};
+use snet_forkjoin::{MadvisePolicy, Pool};
+
+/// One benchmark: a name, its (scaled) input, and a runner returning a checksum that
+/// must be identical (or within tolerance, checked inside) for every back end.
+/// Runs `f`, returning its result and the seconds it took.
+fn timed<R>(f: impl FnOnce() -> R) -> (R, f64) {
+    let s = Instant::now();
+    let r = f();
+    (r, s.elapsed().as_secs_f64())
+}
+
+/// Inputs that are expensive to build are built once.
+fn cached(cell: &'static OnceLock<Vec<f64>>, make: impl FnOnce() -> Vec<f64>) -> Vec<f64> {
+    cell.get_or_init(make).clone()
+}
+
+static SPD: OnceLock<Vec<f64>> = OnceLock::new();
+static DOMINANT: OnceLock<Vec<f64>> = OnceLock::new();
+
+struct Bench {
+    name: &'static str,
+    input: &'static str,
+    run: fn(Backend) -> (f64, f64),
+}
+
+#[derive(Clone, Copy)]
+enum Backend {
+    Serial,
+    Snet,
+    Rayon,
+}
+
+macro_rules! dispatch {
+    ($b:expr, |$p:ident| $body:expr) => {
+        match $b {
+            Backend::Serial => {
+                let $p = Serial;
+                $body
+            }
+            Backend::Snet => {
+                let $p = Snet;
+                $body
+            }
+            Backend::Rayon => {
+                let $p = Rayon;
+                $body
+            }
+        }
+    };
+}
+
+const FIB_N: u64 = 37;
+const INTEGRATE_N: f64 = 2000.0;
+const NQUEENS_N: usize = 11;
+const QUICKSORT_N: usize = 2_000_000;
+const KNAPSACK_N: usize = 48;
+const MATMUL_N: usize = 512;
+const CHOLESKY_N: usize = 1024;
+const HEAT: (usize, usize, usize) = (1024, 512, 40);
+const LU_N: usize = 1024;
+const STRASSEN_N: usize = 512;
+
+fn benches() -> Vec<Bench> {
+    vec![
+        Bench {
+            name: "fib",
+            input: "37 (Fibril: 42)",
+            run: |b| {
+                let (v, t) = timed(|| dispatch!(b, |p| rec::fib(p, FIB_N)));
+                (t, v as f64)
+            },
+        },
+        Bench {
+            name: "integrate",
+            input: "2000, eps 1e-9 (Fibril: 10^4)",
+            run: |b| {
+                let (v, t) = timed(|| dispatch!(b, |p| rec::integrate(p, INTEGRATE_N)));
+                let exact = rec::integrate_exact(INTEGRATE_N);
+                assert!(
+                    (v - exact).abs() / exact < 1e-6,
+                    "integrate: {v} vs {exact}"
+                );
+                (t, v)
+            },
+        },
+        Bench {
+            name: "nqueens",
+            input: "11 (Fibril: 14)",
+            run: |b| {
+                let (v, t) = timed(|| dispatch!(b, |p| rec::nqueens(p, NQUEENS_N)));
+                assert_eq!(v, 2680, "nqueens(11)");
+                (t, v as f64)
+            },
+        },
+        Bench {
+            name: "quicksort",
+            input: "2·10^6 u64 (Fibril: 10^8)",
+            run: |b| {
+                let mut v = rec::quicksort_input(QUICKSORT_N);
+                let sum: u64 = v.iter().fold(0u64, |a, &x| a.wrapping_add(x));
+                let ((), t) = timed(|| dispatch!(b, |p| rec::quicksort(p, &mut v)));
+                assert!(v.windows(2).all(|w| w[0] <= w[1]), "quicksort: not sorted");
+                assert_eq!(v.iter().fold(0u64, |a, &x| a.wrapping_add(x)), sum);
+                (t, v[v.len() / 2] as f64)
+            },
+        },
+        Bench {
+            name: "knapsack",
+            input: "48 items, strongly correlated (Fibril: 32)",
+            run: |b| {
+                let (items, cap) = rec::knapsack_input(KNAPSACK_N);
+                let (v, t) = timed(|| dispatch!(b, |p| rec::knapsack(p, &items, cap)));
+                (t, v as f64)
+            },
+        },
+        Bench {
+            name: "matmul",
+            input: "512 (Fibril: 2048)",
+            run: |b| {
+                let n = MATMUL_N;
+                let (mut a, mut bb) = (dense::random_matrix(n, 1), dense::random_matrix(n, 2));
+                let mut c = vec![0.0; n * n];
+                let (va, vb, vc) = (M::of(&mut a, n), M::of(&mut bb, n), M::of(&mut c, n));
+                let ((), t) = timed(|| dispatch!(b, |p| dense::matmul(p, vc, va, vb, n)));
+                let e = dense::product_error(&c, &a, &bb, n);
+                assert!(e < 1e-9, "matmul error {e}");
+                (t, c.iter().sum())
+            },
+        },
+        Bench {
+            name: "cholesky",
+            input: "1024 dense (Fibril: 4000 sparse)",
+            run: |b| {
+                let n = CHOLESKY_N;
+                let a = cached(&SPD, || dense::spd_matrix(n));
+                let mut l = a.clone();
+                let vl = M::of(&mut l, n);
+                let ((), t) = timed(|| dispatch!(b, |p| dense::cholesky(p, vl, n)));
+                let e = dense::cholesky_residual(&l, &a, n);
+                assert!(e < 1e-9, "cholesky residual {e}");
+                (t, (0..n).map(|i| l[i * n + i]).sum())
+            },
+        },
+        Bench {
+            name: "heat",
+            input: "1024×512, 40 steps (Fibril: 2048×500)",
+            run: |b| {
+                let (nx, ny, nt) = HEAT;
+                let (u, t) = timed(|| dispatch!(b, |p| dense::heat(p, nx, ny, nt)));
+                (t, u.iter().sum())
+            },
+        },
+        Bench {
+            name: "lu",
+            input: "1024 (Fibril: 4096)",
+            run: |b| {
+                let n = LU_N;
+                let a = cached(&DOMINANT, || dense::dominant_matrix(n));
+                let mut m = a.clone();
+                let vm = M::of(&mut m, n);
+                let ((), t) = timed(|| dispatch!(b, |p| dense::lu(p, vm, n)));
+                let e = dense::lu_residual(&m, &a, n);
+                assert!(e < 1e-8, "lu residual {e}");
+                (t, (0..n).map(|i| m[i * n + i]).sum())
+            },
+        },
+        Bench {
+            name: "strassen",
+            input: "512 (Fibril: 4096)",
+            run: |b| {
+                let n = STRASSEN_N;
+                let (mut a, mut bb) = (dense::random_matrix(n, 3), dense::random_matrix(n, 4));
+                let mut c = vec![0.0; n * n];
+                let (va, vb, vc) = (M::of(&mut a, n), M::of(&mut bb, n), M::of(&mut c, n));
+                let ((), t) = timed(|| dispatch!(b, |p| dense::strassen(p, vc, va, vb, n)));
+                let e = dense::product_error(&c, &a, &bb, n);
+                assert!(e < 1e-8, "strassen error {e}");
+                (t, c.iter().sum())
+            },
+        },
+    ]
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+/// Times `runs` runs of `f` (which returns the checksum); checks the checksum.
+fn time_runs(runs: usize, expect: f64, tol: f64, f: &dyn Fn() -> (f64, f64)) -> f64 {
+    let mut t = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let (secs, v) = f();
+        t.push(secs);
+        let ok = if tol == 0.0 {
+            v == expect
+        } else {
+            (v - expect).abs() <= tol * expect.abs().max(1.0)
+        };
+        assert!(ok, "checksum mismatch: {v} vs {expect}");
+    }
+    median(t)
+}
+
+struct Row {
+    name: &'static str,
+    input: &'static str,
+    ts: f64,
+    t1: f64,
+    t2: f64,
+    r1: f64,
+    r2: f64,
+}
+
+fn snet_pool(threads: usize, madvise: MadvisePolicy) -> Pool {
+    Pool::builder()
+        .threads(threads)
+        .madvise(madvise)
+        .build()
+        .expect("pool")
+}
+
+fn rayon_pool(threads: usize) -> rayon::ThreadPool {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .expect("rayon pool")
+}
+
+fn run_bench(b: &Bench, runs: usize) -> Row {
+    let run = b.run;
+    // Warm-up and reference checksum.
+    let expect = run(Backend::Serial).1;
+    // Floating-point sums may differ in the last bits between schedules only where a
+    // kernel's reduction order depends on scheduling; none does, but allow 1e-12.
+    let tol = if b.name == "fib" || b.name == "nqueens" || b.name == "knapsack" {
+        0.0
+    } else {
+        1e-12
+    };
+    let ts = time_runs(runs, expect, tol, &|| run(Backend::Serial));
+    let mut t = [0.0; 2];
+    let mut r = [0.0; 2];
+    for (k, threads) in [1usize, 2].into_iter().enumerate() {
+        let pool = snet_pool(threads, MadvisePolicy::default());
+        pool.install(|| run(Backend::Snet));
+        t[k] = time_runs(runs, expect, tol, &|| pool.install(|| run(Backend::Snet)));
+        drop(pool);
+        let rp = rayon_pool(threads);
+        rp.install(|| run(Backend::Rayon));
+        r[k] = time_runs(runs, expect, tol, &|| rp.install(|| run(Backend::Rayon)));
+    }
+    Row {
+        name: b.name,
+        input: b.input,
+        ts,
+        t1: t[0],
+        t2: t[1],
+        r1: r[0],
+        r2: r[1],
+    }
+}
+
+fn table(rows: &[Row]) -> String {
+    let mut s = String::new();
+    s.push_str("| benchmark | input (scaled) | Ts s | T1 s | T2 s | rayon T1 s | rayon T2 s | T1/Ts | T2/T1 | rayon T1/Ts | rayon T2/T1 | T1 ≤ rayon T1 | T2/T1 ≤ 0.53 |\n");
+    s.push_str("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    for r in rows {
+        s.push_str(&format!(
+            "| {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.2} | {:.2} | {:.2} | {:.2} | {} | {} |\n",
+            r.name,
+            r.input,
+            r.ts,
+            r.t1,
+            r.t2,
+            r.r1,
+            r.r2,
+            r.t1 / r.ts,
+            r.t2 / r.t1,
+            r.r1 / r.ts,
+            r.r2 / r.r1,
+            if r.t1 <= r.r1 { "yes" } else { "no" },
+            if r.t2 / r.t1 <= 0.53 { "yes" } else { "no" },
+        ));
+    }
+    s
+}
+
+fn madvise_table(list: &[Bench], runs: usize) -> String {
+    let mut s = String::from("| benchmark | T2 none s | T2 MADV_FREE s | T2 MADV_DONTNEED s | parks (free) | madvise calls (free) |\n|---|---|---|---|---|---|\n");
+    for b in list {
+        let run = b.run;
+        let expect = run(Backend::Serial).1;
+        let tol = if matches!(b.name, "fib" | "nqueens" | "knapsack") {
+            0.0
+        } else {
+            1e-12
+        };
+        let mut cells = vec![];
+        let mut parks = 0;
+        let mut calls = 0;
+        for pol in [
+            MadvisePolicy::None,
+            MadvisePolicy::Free,
+            MadvisePolicy::DontNeed,
+        ] {
+            let pool = snet_pool(2, pol);
+            pool.install(|| run(Backend::Snet));
+            let before = pool.stats();
+            cells.push(time_runs(runs, expect, tol, &|| {
+                pool.install(|| run(Backend::Snet))
+            }));
+            if pol == MadvisePolicy::Free {
+                let after = pool.stats();
+                parks = (after.parks - before.parks) / runs;
+                calls = (after.stacks.madvise_calls - before.stacks.madvise_calls) / runs;
+            }
+        }
+        s.push_str(&format!(
+            "| {} | {:.3} | {:.3} | {:.3} | {} | {} |\n",
+            b.name, cells[0], cells[1], cells[2], parks, calls
+        ));
+    }
+    s
+}
+
+/// Stack pool micro-benchmark: amortised cost of acquire+release through a worker's
+/// cache, of the global pool, of a fresh mapping, and of a whole stackful task
+/// (acquire, create coroutine, run to completion, release).
+fn stack_table() -> String {
+    use snet_forkjoin::StackPool;
+    let n = 1_000_000;
+    let pool = StackPool::new(256 * 1024, MadvisePolicy::Free);
+    let mut local = Vec::new();
+    let t = Instant::now();
+    for _ in 0..n {
+        let s = pool.acquire(&mut local);
+        pool.release(&mut local, std::hint::black_box(s));
+    }
+    let cached = t.elapsed().as_secs_f64() / n as f64 * 1e9;
+    // Cycle 64 stacks so the local cache (8) spills to and refills from the global pool.
+    let m = 20_000;
+    let t = Instant::now();
+    for _ in 0..m {
+        let v: Vec<_> = (0..64).map(|_| pool.acquire(&mut local)).collect();
+        for s in v {
+            pool.release(&mut local, s);
+        }
+    }
+    let cycled = t.elapsed().as_secs_f64() / (m * 64) as f64 * 1e9;
+    let k = 2000;
+    let fresh = StackPool::new(256 * 1024, MadvisePolicy::Free);
+    let t = Instant::now();
+    for _ in 0..k {
+        let s = fresh.acquire(&mut Vec::new());
+        drop(std::hint::black_box(s));
+    }
+    let mapped = t.elapsed().as_secs_f64() / k as f64 * 1e9;
+    let task = snet_forkjoin::stackful_task_cost(n);
+    format!(
+        "| operation | ns |\n|---|---|\n| acquire+release, worker cache hit | {cached:.1} |\n| acquire+release, 64 live (cache spills to global pool) | {cycled:.1} |\n| map a fresh stack + unmap (no pool) | {mapped:.0} |\n| stackful task: acquire + create coroutine + run + release | {:.1} |\n",
+        task.as_secs_f64() / n as f64 * 1e9
+    )
+}
+
+fn machine() -> String {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
+        })
+        .unwrap_or_else(|| "?".into());
+    let nproc = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let commit = std::process::Command::new("git")
+        .args(["rev-parse", "--short", "HEAD"])
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default();
+    format!("nproc {nproc}, CPU {cpu}, commit {commit}")
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut runs = 5;
+    let mut only: Option<Vec<String>> = None;
+    let mut write: Option<String> = None;
+    let mut madvise = false;
+    let mut stacks = false;
+    let mut i = 0;
+    while i < args.len() {
+        match args[i].as_str() {
+            "--runs" => {
+                runs = args[i + 1].parse().expect("--runs N");
+                i += 1;
+            }
+            "--only" => {
+                only = Some(args[i + 1].split(',').map(String::from).collect());
+                i += 1;
+            }
+            "--write" => {
+                write = Some(args[i + 1].clone());
+                i += 1;
+            }
+            "--madvise" => madvise = true,
+            "--stacks" => stacks = true,
+            a => panic!("unknown argument {a}"),
+        }
+        i += 1;
+    }
+    let list: Vec<Bench> = benches()
+        .into_iter()
+        .filter(|b| only.as_ref().is_none_or(|o| o.iter().any(|x| x == b.name)))
+        .collect();
+    let mut out = format!(
+        "Machine: {}. Median of {runs} runs per cell.\n\n",
+        machine()
+    );
+    let mut rows = vec![];
+    for b in &list {
+        let r = run_bench(b, runs);
+        eprintln!(
+            "{:<10} Ts {:.3}  T1 {:.3}  T2 {:.3}  rayon T1 {:.3}  T2 {:.3}",
+            r.name, r.ts, r.t1, r.t2, r.r1, r.r2
+        );
+        rows.push(r);
+    }
+    out.push_str(&table(&rows));
+    if madvise {
+        out.push_str("\nT2 by madvise policy (seed 002 §5.2.3):\n\n");
+        out.push_str(&madvise_table(&list, runs));
+    }
+    if stacks {
+        out.push_str("\nStack pool:\n\n");
+        out.push_str(&stack_table());
+    }
+    println!("{out}");
+    if let Some(path) = write {
+        std::fs::write(&path, out).expect("write results");
+        eprintln!("wrote {path}");
+    }
+}

@@ -57,7 +57,10 @@ impl<T> Inner<T> {
     #[inline]
     fn slot(&self, index: isize) -> &AtomicPtr<T> {
         // Indices only grow; wrapping into the ring by mask is the point.
-        &self.slots[(index as usize) & self.mask]
+        let i = (index as usize) & self.mask;
+        debug_assert!(i < self.slots.len());
+        // SAFETY: `slots.len() == mask + 1` (a power of two), so `i` is in bounds.
+        unsafe { self.slots.get_unchecked(i) }
     }
 }
 

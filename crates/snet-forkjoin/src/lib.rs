@@ -93,4 +93,4 @@ pub use join::join;
 pub use range::{current_num_threads, for_each, for_each_with_grain};
 pub use registry::{Pool, PoolBuilder, PoolStats};
 pub use scope::{scope, Scope};
-pub use stack::{MadvisePolicy, PooledStack, StackPool, StackStats};
+pub use stack::{stackful_task_cost, MadvisePolicy, PooledStack, StackPool, StackStats};

@@ -279,6 +279,29 @@ impl StackPool {
     }
 }
 
+/// Micro-benchmark hook: runs `n` trivial stackful tasks the way the runtime starts a
+/// fiber (take a stack from a worker cache, create a coroutine on it, run it to
+/// completion, return the stack) and returns the total time.
+pub fn stackful_task_cost(n: usize) -> std::time::Duration {
+    use corosensei::{Coroutine, CoroutineResult};
+    let pool = StackPool::new(256 * 1024, MadvisePolicy::Free);
+    let mut local = Vec::new();
+    let start = std::time::Instant::now();
+    for i in 0..n {
+        let stack = pool.acquire(&mut local);
+        let mut co: Coroutine<(), (), usize, PooledStack> =
+            Coroutine::with_stack(stack, move |_, ()| std::hint::black_box(i));
+        match co.resume(()) {
+            CoroutineResult::Return(v) => {
+                std::hint::black_box(v);
+            }
+            CoroutineResult::Yield(()) => unreachable!("the task does not yield"),
+        }
+        pool.release(&mut local, co.into_stack());
+    }
+    start.elapsed()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -120,9 +120,15 @@ impl WorkerThread {
     pub(crate) fn push(&self, job: JobRef) -> Result<(), JobRef> {
         self.deque.push(job)?;
         if self.registry.sleep.should_wake_for_push() {
-            self.registry.sleep.wake_any();
+            self.wake_for_push();
         }
         Ok(())
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn wake_for_push(&self) {
+        self.registry.sleep.wake_any();
     }
 
     /// Pops the most recent job of the running fiber.
