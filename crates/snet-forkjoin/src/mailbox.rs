@@ -190,7 +190,7 @@ mod loom_tests {
                 })
                 .collect();
             let mut seen = [0u32; 2];
-            let mut drain = |seen: &mut [u32; 2]| {
+            let drain = |seen: &mut [u32; 2]| {
                 let mut p = mb.take_all();
                 while !p.is_null() {
                     let i = nodes.iter().position(|n| std::ptr::eq(&n.slot, p)).unwrap();
