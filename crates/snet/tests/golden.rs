@@ -1,0 +1,98 @@
+//! Golden tests: every example with `input.xml` and `expected.xml` runs through the real
+//! `snet run` binary on every engine and must produce the expected output, compared as
+//! spec §11.4 says (multiset; in order for programs marked `// deterministic`).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// An example program with its input and expected output.
+struct Case {
+    dir: PathBuf,
+    program: PathBuf,
+    sources: Vec<PathBuf>,
+    ordered: bool,
+}
+
+fn examples_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
+}
+
+fn find_cases(dir: &Path, out: &mut Vec<Case>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let mut entries: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    entries.sort();
+    for p in &entries {
+        if p.is_dir() {
+            find_cases(p, out);
+        }
+    }
+    let Some(name) = dir.file_name().and_then(|n| n.to_str()) else { return };
+    let program = dir.join(format!("{name}.snet"));
+    if !(program.exists() && dir.join("input.xml").exists() && dir.join("expected.xml").exists()) {
+        return;
+    }
+    let text = std::fs::read_to_string(&program).unwrap_or_default();
+    let ordered = text.lines().take(5).any(|l| l.trim() == "// deterministic");
+    let sources = entries
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "c"))
+        .cloned()
+        .collect();
+    out.push(Case {
+        dir: dir.to_path_buf(),
+        program,
+        sources,
+        ordered,
+    });
+}
+
+fn run_case(case: &Case, engine: &str, workers: usize) -> Result<(), String> {
+    let out = std::env::temp_dir().join(format!(
+        "snet-golden-{}-{}-{engine}-{workers}.xml",
+        std::process::id(),
+        case.dir.file_name().and_then(|n| n.to_str()).unwrap_or("x")
+    ));
+    let result = Command::new(env!("CARGO_BIN_EXE_snet"))
+        .arg("run")
+        .arg(&case.program)
+        .args(&case.sources)
+        .arg("-i")
+        .arg(case.dir.join("input.xml"))
+        .arg("-o")
+        .arg(&out)
+        .args(["--engine", engine, "-w", &workers.to_string()])
+        .output()
+        .map_err(|e| e.to_string())?;
+    if !result.status.success() {
+        return Err(format!(
+            "exit {:?}\n{}",
+            result.status.code(),
+            String::from_utf8_lossy(&result.stderr)
+        ));
+    }
+    let actual = std::fs::read_to_string(&out).map_err(|e| e.to_string())?;
+    let _ = std::fs::remove_file(&out);
+    let expected = std::fs::read_to_string(case.dir.join("expected.xml")).map_err(|e| e.to_string())?;
+    snet_io::compare_outputs(&expected, &actual, case.ordered)
+}
+
+#[test]
+fn every_example_matches_its_expected_output_on_every_engine() {
+    let mut cases = Vec::new();
+    find_cases(&examples_root(), &mut cases);
+    assert!(cases.len() >= 10, "expected golden examples, found {}", cases.len());
+    let mut failures = Vec::new();
+    for case in &cases {
+        for engine in snet::EngineKind::ALL {
+            for workers in [1, 2] {
+                if let Err(e) = run_case(case, engine.name(), workers) {
+                    failures.push(format!("{} [{} -w {workers}]: {e}", case.program.display(), engine.name()));
+                }
+                if *engine == snet::EngineKind::Seq {
+                    break;
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{} failure(s):\n{}", failures.len(), failures.join("\n\n"));
+}
