@@ -146,6 +146,7 @@ pub(crate) fn current_box_name() -> Option<&'static [u8]> {
 /// `desc` must point to the live descriptor of the box and `call` be its wrapper, from a
 /// library that is loaded and whose API table is installed; `outputs` must match the
 /// descriptor's variants.
+#[inline(always)]
 pub(crate) unsafe fn invoke(
     desc: *const CBoxDesc,
     call: CallFn,
@@ -360,23 +361,30 @@ unsafe extern "C" fn c_emit(hnd: *mut c_void, variant: c_int, n: c_int, values: 
         // SAFETY: the shim passes one slot per label of the variant.
         unsafe { std::slice::from_raw_parts(values, kinds.len()) }
     };
-    let mut args = Vec::with_capacity(kinds.len());
-    for (k, s) in kinds.iter().zip(values) {
-        args.push(match k {
+    // Each value is written straight into the vector's storage: building an `Arg` in a
+    // temporary and pushing it made the compiler copy it with one 16-byte load right
+    // after two smaller stores, a store-forwarding stall per value.
+    let mut args: Vec<Arg> = Vec::with_capacity(kinds.len());
+    for ((k, s), dst) in kinds.iter().zip(values).zip(args.spare_capacity_mut()) {
+        match k {
             SlotKind::Field => {
                 // SAFETY: the shim stored a pointer for a field label.
                 let p = unsafe { s.field };
                 if p.is_null() {
-                    Arg::Field(None)
+                    dst.write(Arg::Field(None));
                 } else {
                     // SAFETY: invariant 1: C4SNetOut consumes one reference per field.
-                    Arg::Field(Some(unsafe { Value::from_raw(p) }))
+                    dst.write(Arg::Field(Some(unsafe { Value::from_raw(p) })));
                 }
             }
-            // SAFETY: the shim stored an int for a tag label.
-            SlotKind::Tag => Arg::Tag(unsafe { s.tag }),
-        });
+            SlotKind::Tag => {
+                // SAFETY: the shim stored an int for a tag label.
+                dst.write(Arg::Tag(unsafe { s.tag }));
+            }
+        }
     }
+    // SAFETY: the loop wrote the first `kinds.len()` elements (`values` has as many).
+    unsafe { args.set_len(kinds.len()) };
     if inv.failure.is_some() || inv.panic.is_some() {
         // The call already failed: ignore further emissions (releasing their fields).
         return;
