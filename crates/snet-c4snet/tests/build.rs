@@ -315,3 +315,55 @@ void *root(void *hnd, c4snet_data_t *x)
     r.unwrap();
     assert_eq!(field(&rec.emitted[0].1[0]).get_f64(0), Some(28.5));
 }
+
+const CACHE_CHILD_ENV: &str = "SNET_C4SNET_CACHE_CHILD";
+
+#[test]
+#[ignore = "run as a child process by the_cache_directory_comes_from_the_environment"]
+fn cache_child() {
+    let dir = PathBuf::from(std::env::var(CACHE_CHILD_ENV).expect("run by the parent test"));
+    let srcs = write_sources(&dir, &[("w.c", "void *w(void *hnd) { return hnd; }\n")]);
+    // No cache_dir: the default, which $SNET_CACHE_DIR overrides.
+    let boxes = load_boxes(&[sig("w", None, &[])], &srcs, &BuildOptions::default()).unwrap();
+    println!("LIBRARY {}", boxes.library_path().display());
+}
+
+#[test]
+fn the_cache_directory_comes_from_the_environment() {
+    let dir = scratch("envcache");
+    let cache = dir.join("from-env");
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "cache_child", "--ignored", "--nocapture"])
+        .env(CACHE_CHILD_ENV, &dir)
+        .env(snet_c4snet::CACHE_DIR_ENV, &cache)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lib = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("LIBRARY "))
+        .expect("library path printed");
+    assert!(Path::new(lib).starts_with(&cache), "{lib}");
+    assert!(cache.join("c4snet").is_dir());
+}
+
+#[test]
+fn a_missing_compiler_is_reported() {
+    let dir = scratch("nocc");
+    let srcs = write_sources(&dir, &[("w.c", "int x;\n")]);
+    let opts = BuildOptions {
+        compiler: Some("/nonexistent/bin/cc".into()),
+        ..options(&dir)
+    };
+    let err = load_boxes(&[], &srcs, &opts).unwrap_err();
+    assert!(
+        matches!(err, snet_c4snet::C4SNetError::CompilerNotFound { .. }),
+        "{err}"
+    );
+    assert!(err.to_string().contains("/nonexistent/bin/cc"));
+}
