@@ -39,7 +39,6 @@ struct JoinFrame<B, RB> {
     b: UnsafeCell<ManuallyDrop<B>>,
     result_b: UnsafeCell<Option<Result<RB, Panic>>>,
     counter: JoinCounter,
-    owner: usize,
     park: ParkSlot,
 }
 
@@ -49,13 +48,12 @@ where
     RB: Send,
 {
     #[inline]
-    fn new(b: B, owner: usize) -> Self {
+    fn new(b: B) -> Self {
         Self {
             header: JobHeader::new(Self::run_stolen),
             b: UnsafeCell::new(ManuallyDrop::new(b)),
             result_b: UnsafeCell::new(None),
             counter: JoinCounter::new(),
-            owner,
             park: ParkSlot::new(),
         }
     }
@@ -80,6 +78,9 @@ where
         // SAFETY: the frame is alive: its owner cannot return from `join` before this
         // strand arrives (step 5).
         let this = unsafe { job.cast::<Self>().as_ref() };
+        let w = WorkerThread::current().expect("stolen join half ran off-pool");
+        // Frames are pushed only on their owner's deque, so the victim is the owner.
+        let owner = w.stolen_from();
         // SAFETY: only this thief runs the continuation.
         unsafe { this.counter.record_steal() };
         // SAFETY: we stole the frame, so we own `b`.
@@ -87,12 +88,10 @@ where
         let r = job::catch(b);
         // SAFETY: the owner reads result_b only after the join is resolved.
         this.result_b.with_mut(|p| unsafe { *p = Some(r) });
-        let owner = this.owner;
         let slot: *const ParkSlot = &this.park;
         // SAFETY: only this thief runs the continuation.
         if unsafe { this.counter.arrive_at_join() } == Arrival::Last {
             // The owner arrived early and parks (or is about to) on `slot`.
-            let w = WorkerThread::current().expect("stolen join half ran off-pool");
             // SAFETY: the owner waits for exactly this push; we do not touch the frame
             // afterwards.
             unsafe { WorkerThread::make_ready(w.registry(), owner, slot) };
@@ -124,7 +123,7 @@ where
         let ra = a();
         return (ra, b());
     };
-    let frame = JoinFrame::new(b, w.index());
+    let frame = JoinFrame::new(b);
     let me = frame.job_ref();
     if w.push(me).is_err() {
         // Deque full: no fork, plain calls.

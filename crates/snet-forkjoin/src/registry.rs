@@ -102,7 +102,7 @@ impl Registry {
     }
 
     /// Steals from the other workers starting at a random victim.
-    pub(crate) fn steal_from_others(&self, me: usize, start: usize) -> Option<JobRef> {
+    pub(crate) fn steal_from_others(&self, me: usize, start: usize) -> Option<(JobRef, usize)> {
         let n = self.stealers.len();
         loop {
             let mut retry = false;
@@ -114,7 +114,7 @@ impl Registry {
                 match self.stealers[v].steal() {
                     Steal::Success(j) => {
                         self.counters.steals.fetch_add(1, Ordering::Relaxed);
-                        return Some(j);
+                        return Some((j, v));
                     }
                     Steal::Retry => retry = true,
                     Steal::Empty => {}

@@ -10,10 +10,11 @@
 //!    issue a SeqCst fence, then read `idle`/`asleep` and notify. The fences of steps 2
 //!    and 3 form a Dekker pair: either the sleeper's re-check sees the work, or the
 //!    producer sees the sleeper and notifies it under its mutex.
-//! 4. Deque pushes are hot: they read `idle` with one Relaxed load and wake a sleeper
-//!    only if some worker sleeps and none is searching. A missed wake-up here costs
-//!    parallelism, never progress (the pusher runs its own work), and the timeout
-//!    bounds it.
+//! 4. Deque pushes are hot and do not wake anybody. Instead, a searching worker that
+//!    finds work wakes one sleeper if nobody else is searching (a chain wake-up, as in
+//!    Go's scheduler), so a burst of work ramps up all workers. A wake-up missed this
+//!    way costs parallelism, never progress (the pusher runs its own work), and the
+//!    sleep timeout bounds it.
 
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
@@ -24,7 +25,7 @@ const SEARCH: u64 = 1 << 32;
 const SLEEP_MASK: u64 = SEARCH - 1;
 
 /// How long a sleeping worker waits before re-checking on its own.
-const SLEEP_TIMEOUT: Duration = Duration::from_millis(5);
+const SLEEP_TIMEOUT: Duration = Duration::from_millis(2);
 
 #[derive(Debug, Default)]
 struct WorkerSleep {
@@ -116,9 +117,9 @@ impl Sleep {
         }
     }
 
-    /// Step 4: cheap check on the push path.
+    /// Step 4: whether a worker that just found work should wake a sleeper.
     #[inline]
-    pub(crate) fn should_wake_for_push(&self) -> bool {
+    pub(crate) fn should_chain_wake(&self) -> bool {
         let v = self.idle.load(Ordering::Relaxed);
         v & SLEEP_MASK != 0 && v < SEARCH
     }

@@ -79,6 +79,8 @@ pub(crate) struct WorkerThread {
     ready: Cell<*const ParkSlot>,
     /// Fibers parked on this worker.
     parked: Cell<usize>,
+    /// Victim of the last successful deque steal (a stolen join frame's owner).
+    stolen_from: Cell<usize>,
     stacks: RefCell<Vec<PooledStack>>,
     rng: Cell<u64>,
 }
@@ -116,19 +118,19 @@ impl WorkerThread {
     }
 
     /// Pushes a job on this worker's deque; hands it back if the deque is full.
+    ///
+    /// No wake-up check here (it would cost the fast path a shared load): sleepers are
+    /// woken in a chain when a searching worker finds work (`find_work`), and wake up
+    /// on their own after a short timeout (module `sleep`).
     #[inline]
     pub(crate) fn push(&self, job: JobRef) -> Result<(), JobRef> {
-        self.deque.push(job)?;
-        if self.registry.sleep.should_wake_for_push() {
-            self.wake_for_push();
-        }
-        Ok(())
+        self.deque.push(job)
     }
 
-    #[cold]
-    #[inline(never)]
-    fn wake_for_push(&self) {
-        self.registry.sleep.wake_any();
+    /// Index of the worker whose deque the job being started was stolen from.
+    #[inline]
+    pub(crate) fn stolen_from(&self) -> usize {
+        self.stolen_from.get()
     }
 
     /// Pops the most recent job of the running fiber.
@@ -153,6 +155,7 @@ impl WorkerThread {
             yielder: Cell::new(ptr::null()),
             ready: Cell::new(ptr::null()),
             parked: Cell::new(0),
+            stolen_from: Cell::new(usize::MAX),
             stacks: RefCell::new(Vec::new()),
             rng: Cell::new(0x9E37_79B9_7F4A_7C15 ^ ((index as u64 + 1) * 0xD1B5_4A32_D192_ED03)),
         };
@@ -311,6 +314,11 @@ impl WorkerThread {
             }
         };
         reg.sleep.stop_searching();
+        if found.is_some() && reg.sleep.should_chain_wake() {
+            // Chain wake-up: we found work and nobody else is searching, so more work
+            // may be waiting for a sleeper (step 4 of the sleep protocol).
+            reg.sleep.wake_any();
+        }
         found
     }
 
@@ -323,7 +331,9 @@ impl WorkerThread {
             x ^= x >> 7;
             x ^= x << 17;
             self.rng.set(x);
-            if let Some(j) = reg.steal_from_others(self.index, (x % n as u64) as usize) {
+            if let Some((j, victim)) = reg.steal_from_others(self.index, (x % n as u64) as usize)
+            {
+                self.stolen_from.set(victim);
                 return Some(j);
             }
         }
