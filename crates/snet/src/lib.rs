@@ -57,24 +57,33 @@ impl From<RunError> for Error {
 pub enum EngineKind {
     /// The single-threaded reference engine.
     Seq,
+    /// One OS thread per box instance (the classic runtime's model; the baseline).
+    Threads,
 }
 
 impl EngineKind {
     /// All engines available in this build.
-    pub const ALL: &'static [EngineKind] = &[EngineKind::Seq];
+    pub const ALL: &'static [EngineKind] = &[EngineKind::Seq, EngineKind::Threads];
 
     /// Parses an `--engine` value.
     pub fn parse(s: &str) -> Option<EngineKind> {
         match s {
             "seq" => Some(EngineKind::Seq),
+            "threads" => Some(EngineKind::Threads),
             _ => None,
         }
+    }
+
+    /// The name used by `--engine`.
+    pub fn name(self) -> &'static str {
+        self.engine().name()
     }
 
     /// The engine object.
     pub fn engine(self) -> Box<dyn Engine> {
         match self {
             EngineKind::Seq => Box::new(snet_core::SeqEngine),
+            EngineKind::Threads => Box::new(snet_threads::ThreadsEngine::default()),
         }
     }
 }
