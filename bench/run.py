@@ -1,0 +1,188 @@
+#!/usr/bin/env python3
+"""S-Net benchmark driver (BENCHMARKS.md §1): whole process — parse the program, read
+XML, run, write XML — for every engine at 1 and 2 workers, after checking each
+configuration's output. Prints a table and writes bench/RESULTS-snet.md.
+
+usage: bench/run.py [--runs N] [--engines seq,threads,...] [--quick] [NAME ...]
+NAME: deep0 deep100 deep1000 deep10000 synchro100 synchro1000 synchro10000
+      fibtree15 fibtree20 fibtree25 pipe fan   (default: all)
+"""
+import argparse
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BENCH = os.path.join(ROOT, 'bench')
+PROGS = os.path.join(BENCH, 'programs')
+GEN = os.path.join(BENCH, 'gen.py')
+
+# Classic runtime reference figures (BENCHMARKS.md §1): best of FRONT/LPEL/threads.
+CLASSIC_BEST = {
+    'deep0': 0.015, 'deep1000': 0.261, 'deep10000': 2.39, 'synchro10000': 0.975,
+    'fibtree20': 0.059, 'fibtree25': 0.924,
+}
+
+
+def fib(n):
+    a, b = 0, 1
+    for _ in range(n):
+        a, b = b, a + b
+    return a
+
+
+def records(text):
+    """(fields, tags) of every data record in an output file."""
+    out = []
+    for m in re.finditer(r'<record xmlns="snet-home.org" type="data"[^>]*>(.*?)</record>', text, re.S):
+        body = m.group(1)
+        fields = dict(re.findall(r'<field label="([^"]+)"[^>]*>\(int\)(-?\d+)</field>', body))
+        tags = dict(re.findall(r'<tag label="([^"]+)">(-?\d+)</tag>', body))
+        out.append(({k: int(v) for k, v in fields.items()}, {k: int(v) for k, v in tags.items()}))
+    return out
+
+
+def config(name, workdir, quick):
+    """(program, sources, input file, checker) for a benchmark name."""
+    def gen(args, fname):
+        path = os.path.join(workdir, fname)
+        if not os.path.exists(path):
+            with open(path, 'w') as f:
+                subprocess.run([sys.executable, GEN] + args, stdout=f, check=True)
+        return path
+    m = re.fullmatch(r'deep(\d+)', name)
+    if m:
+        d = int(m.group(1))
+        inp = gen(['deep', str(d)], f'deep{d}.xml')
+
+        def check(recs):
+            assert len(recs) == 1000, f'{len(recs)} records'
+            assert all(f == {'B': 0} for f, _ in recs), 'every output is {B=0}'
+        return (os.path.join(PROGS, 'deep', 'deep.snet'), [os.path.join(PROGS, 'deep', 'foo.c')], inp, check)
+    m = re.fullmatch(r'synchro(\d+)', name)
+    if m:
+        n = int(m.group(1))
+        inp = gen(['synchro', str(n)], f'synchro{n}.xml')
+
+        def check(recs):
+            assert len(recs) == 5 * n, f'{len(recs)} records'
+            assert all(f['A'] == f['B'] for f, _ in recs), 'A == B in every pair'
+        return (os.path.join(PROGS, 'synchro', 'synchro.snet'), [], inp, check)
+    m = re.fullmatch(r'fibtree(\d+)', name)
+    if m:
+        n = int(m.group(1))
+        inp = gen(['fibtree', str(n)], f'fibtree{n}.xml')
+
+        def check(recs):
+            assert [t.get('F') for _, t in recs] == [fib(n)], f'fib({n})'
+        return (os.path.join(ROOT, 'examples', 'compute', 'fibtree', 'fibtree.snet'), [], inp, check)
+    if name == 'pipe':
+        count = 100_000 if quick else 1_000_000
+        prog = os.path.join(workdir, 'pipe.snet')
+        if not os.path.exists(prog):
+            with open(prog, 'w') as f:
+                subprocess.run([sys.executable, GEN, 'pipe-program', '10'], stdout=f, check=True)
+        inp = gen(['pipe', str(count)], f'pipe{count}.xml')
+
+        def check(recs):
+            assert len(recs) == count, f'{len(recs)} records'
+        return (prog, [os.path.join(PROGS, 'pipe', 'id.c')], inp, check)
+    if name == 'fan':
+        count = 10_000
+        inp = gen(['fan', str(count), '64'], 'fan.xml')
+
+        def check(recs):
+            assert len(recs) == count
+        return (os.path.join(PROGS, 'fan', 'fan.snet'), [os.path.join(PROGS, 'fan', 'work.c')], inp, check)
+    raise SystemExit(f'unknown benchmark {name}')
+
+
+def run(snet, prog, sources, inp, engine, workers, out):
+    cmd = [snet, 'run', prog] + sources + ['-i', inp, '-o', out, '--engine', engine, '-w', str(workers)]
+    t0 = time.perf_counter()
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    dt = time.perf_counter() - t0
+    if r.returncode != 0:
+        raise RuntimeError(f'{" ".join(cmd)} failed:\n{r.stderr}')
+    return dt
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--runs', type=int, default=5)
+    ap.add_argument('--engines', default=None)
+    ap.add_argument('--quick', action='store_true', help='smaller pipe input')
+    ap.add_argument('--snet', default=os.path.join(ROOT, 'target', 'release', 'snet'))
+    ap.add_argument('names', nargs='*')
+    a = ap.parse_args()
+    names = a.names or ['deep0', 'deep100', 'deep1000', 'deep10000', 'synchro100', 'synchro1000',
+                        'synchro10000', 'fibtree15', 'fibtree20', 'fibtree25', 'pipe', 'fan']
+    if a.engines:
+        engines = a.engines.split(',')
+    else:
+        help_text = subprocess.run([a.snet, 'run', '--help'], capture_output=True, text=True).stdout
+        engines = ['seq', 'threads', 'front', 'lpel']
+        engines = [e for e in engines if subprocess.run(
+            [a.snet, 'run', '/dev/null', '--engine', e], capture_output=True).returncode != 2]
+        del help_text
+    workdir = os.path.join(BENCH, 'out')
+    os.makedirs(workdir, exist_ok=True)
+    rows = []
+    for name in names:
+        prog, sources, inp, check = config(name, workdir, a.quick)
+        base = None
+        for engine in engines:
+            for w in ([1] if engine == 'seq' else [1, 2]):
+                out = os.path.join(workdir, 'check.xml')
+                try:
+                    run(a.snet, prog, sources, inp, engine, w, out)
+                    with open(out) as f:
+                        check(records(f.read()))
+                    times = [run(a.snet, prog, sources, inp, engine, w, os.devnull) for _ in range(a.runs)]
+                except (RuntimeError, AssertionError) as e:
+                    print(f'{name} {engine} -w{w}: FAILED: {e}', file=sys.stderr)
+                    rows.append((name, engine, w, None, None))
+                    continue
+                med = statistics.median(times)
+                if engine == 'seq':
+                    base = med
+                ratio = base / med if base else None
+                rows.append((name, engine, w, med, ratio))
+                extra = ''
+                if name == 'pipe':
+                    count = 100_000 if a.quick else 1_000_000
+                    extra = f'  ({med / count / 10 * 1e9:.1f} ns/record/hop)'
+                print(f'{name:14} {engine:8} -w{w}  {med:8.3f} s  x{ratio or 0:5.2f} vs seq{extra}', flush=True)
+    cpu = 'unknown'
+    try:
+        with open('/proc/cpuinfo') as f:
+            cpu = next(l.split(':', 1)[1].strip() for l in f if l.startswith('model name'))
+    except (OSError, StopIteration):
+        pass
+    commit = subprocess.run(['git', '-C', ROOT, 'rev-parse', '--short', 'HEAD'], capture_output=True, text=True).stdout.strip()
+    lines = [
+        '# S-Net benchmarks (bench/run.py)', '',
+        f'Machine: {os.cpu_count()} cores, {cpu}; {platform.system()} {platform.release()}; commit {commit}; '
+        f'median of {a.runs} runs, whole process (parse, XML in, run, XML out to /dev/null), outputs checked first.', '',
+        '| benchmark | engine | workers | median s | speed vs seq | classic best | vs classic |',
+        '|---|---|---|---|---|---|---|',
+    ]
+    for name, engine, w, med, ratio in rows:
+        cb = CLASSIC_BEST.get(name)
+        if med is None:
+            lines.append(f'| {name} | {engine} | {w} | FAILED | | | |')
+            continue
+        vs = f'{cb / med:.1f}x' if cb else ''
+        lines.append(f'| {name} | {engine} | {w} | {med:.3f} | {ratio:.2f} | {cb or ""} | {vs} |')
+    with open(os.path.join(BENCH, 'RESULTS-snet.md'), 'w') as f:
+        f.write('\n'.join(lines) + '\n')
+    print('\nwritten to bench/RESULTS-snet.md')
+
+
+if __name__ == '__main__':
+    main()
