@@ -7,7 +7,7 @@
 use super::ir::*;
 use snet_core::net::Variant;
 use snet_core::{Label, LabelKind};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// Most variants one inferred type may have.
 pub(crate) const MAX_VARIANTS: usize = 4096;
@@ -25,6 +25,25 @@ pub(crate) struct Infer<'ir> {
     /// §8 rule `out(A, v) ++ out(B, v)`. Used only to print signatures; routing types
     /// always follow §8.
     precise: bool,
+}
+
+/// Builds a type list with O(1) de-duplication.
+#[derive(Default)]
+struct TyBuilder {
+    list: Ty,
+    seen: HashSet<Variant>,
+}
+
+impl TyBuilder {
+    fn push(&mut self, v: Variant) {
+        if self.seen.insert(v.clone()) {
+            self.list.push(v);
+        }
+    }
+
+    fn full(&self) -> bool {
+        self.list.len() > MAX_VARIANTS
+    }
 }
 
 pub(crate) fn push_unique(list: &mut Ty, v: Variant) {
@@ -117,6 +136,10 @@ impl<'ir> Infer<'ir> {
 
     fn compute_in(&mut self, id: IrId) -> Ty {
         let ir = self.ir;
+        if self.overflow.is_some() {
+            // An error is reported; keep the rest cheap.
+            return vec![Vec::new()];
+        }
         let t = match &ir.nodes[id].kind {
             IrKind::Box(b) => match &ir.boxes[*b].input {
                 Some(ls) => vec![variant_of(ls)],
@@ -140,7 +163,7 @@ impl<'ir> Infer<'ir> {
             }
             IrKind::Serial(a, b) => {
                 let (a, b) = (*a, *b);
-                let mut t = Ty::new();
+                let mut t = TyBuilder::default();
                 let in_b = self.ins[b].clone();
                 let in_b = if in_b.is_empty() {
                     vec![Vec::new()]
@@ -150,28 +173,28 @@ impl<'ir> Infer<'ir> {
                 for v in self.ins[a].clone() {
                     let outs = self.output(a, &v);
                     if outs.is_empty() {
-                        push_unique(&mut t, v.clone());
+                        t.push(v.clone());
                         continue;
                     }
                     for o in &outs {
                         for w in &in_b {
-                            push_unique(&mut t, union(&v, &minus(w, o)));
-                        }
-                        if t.len() > MAX_VARIANTS {
-                            break;
+                            t.push(union(&v, &minus(w, o)));
                         }
                     }
+                    if t.full() {
+                        break;
+                    }
                 }
-                t
+                t.list
             }
             IrKind::Par { branches, .. } => {
-                let mut t = Ty::new();
+                let mut t = TyBuilder::default();
                 for b in branches {
                     for v in &self.ins[*b] {
-                        push_unique(&mut t, v.clone());
+                        t.push(v.clone());
                     }
                 }
-                t
+                t.list
             }
             IrKind::Star { body, exits, .. } => {
                 let mut t = self.ins[*body].clone();
@@ -210,6 +233,9 @@ impl<'ir> Infer<'ir> {
 
     fn compute_out(&mut self, id: IrId, v: &Variant) -> Ty {
         let ir = self.ir;
+        if self.overflow.is_some() {
+            return Ty::new();
+        }
         match &ir.nodes[id].kind {
             IrKind::Box(b) => {
                 let mut t = Ty::new();
@@ -228,7 +254,9 @@ impl<'ir> Infer<'ir> {
                 let actions = f.guards.iter().map(|(_, a)| a).chain([&f.default]);
                 for a in actions {
                     for rec in a {
-                        if rec.is_empty() {
+                        // §8: an empty `{}` contributes no variant (for display, it is
+                        // the empty record it emits).
+                        if rec.is_empty() && !self.precise {
                             continue;
                         }
                         let labels: Vec<Label> = rec
@@ -271,19 +299,19 @@ impl<'ir> Infer<'ir> {
                         (w, o)
                     })
                     .collect();
-                let mut t = Ty::new();
+                let mut t = TyBuilder::default();
                 for o in &outs_a {
                     for (w, outs_b) in &per_w {
                         let keep = minus(o, w);
                         for p in outs_b {
-                            push_unique(&mut t, union(p, &keep));
+                            t.push(union(p, &keep));
                         }
                     }
-                    if t.len() > MAX_VARIANTS {
+                    if t.full() {
                         break;
                     }
                 }
-                t
+                t.list
             }
             IrKind::Par { branches, .. } if self.precise => {
                 let mut best: Option<(usize, IrId)> = None;
