@@ -79,28 +79,32 @@ void C4SNetInit(int id, snet_distrib_t distImpl)
     (void)distImpl;
 }
 
-/* Values of up to this many labels are collected on the stack. */
+/* Values of up to this many labels are collected on the stack. (The shim is C89, so
+ * that any dialect the user selects with --cflags compiles it.) */
 #define SNET_C4SNET_STACK_SLOTS 32
 
 void C4SNetOut(void *hnd, int variant, ...)
 {
     const snet_c4snet_box *box = ((const snet_c4snet_invocation *)hnd)->box;
+    const snet_c4snet_variant *v;
+    snet_c4snet_slot stack_slots[SNET_C4SNET_STACK_SLOTS];
+    snet_c4snet_slot *slots = stack_slots;
+    va_list ap;
+    int i;
+
     if (variant < 1 || variant > box->nvariants) {
         snet_c4snet_rt.bad_variant(hnd, variant);
         return;
     }
-    const snet_c4snet_variant *v = &box->variants[variant - 1];
-    snet_c4snet_slot stack_slots[SNET_C4SNET_STACK_SLOTS];
-    snet_c4snet_slot *slots = stack_slots;
+    v = &box->variants[variant - 1];
     if (v->nlabels > SNET_C4SNET_STACK_SLOTS) {
         slots = malloc((size_t)v->nlabels * sizeof *slots);
         if (slots == NULL) {
             abort();
         }
     }
-    va_list ap;
     va_start(ap, variant);
-    for (int i = 0; i < v->nlabels; i++) {
+    for (i = 0; i < v->nlabels; i++) {
         if (v->kinds[i] == SNET_C4SNET_FIELD) {
             slots[i].field = va_arg(ap, c4snet_data_t *);
         } else {

@@ -7,17 +7,23 @@
 
 #include <stdlib.h>
 
-static inline void *SNetMemAlloc(size_t size)
+#if defined(__cplusplus) || (defined(__STDC_VERSION__) && __STDC_VERSION__ >= 199901L)
+#define SNET_MEMFUN_INLINE static inline
+#else
+#define SNET_MEMFUN_INLINE static __inline__
+#endif
+
+SNET_MEMFUN_INLINE void *SNetMemAlloc(size_t size)
 {
     return malloc(size);
 }
 
-static inline void *SNetMemResize(void *ptr, size_t size)
+SNET_MEMFUN_INLINE void *SNetMemResize(void *ptr, size_t size)
 {
     return realloc(ptr, size);
 }
 
-static inline void SNetMemFree(void *ptr)
+SNET_MEMFUN_INLINE void SNetMemFree(void *ptr)
 {
     free(ptr);
 }

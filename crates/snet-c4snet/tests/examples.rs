@@ -266,3 +266,39 @@ fn the_box_declaration_reader_reads_every_shape() {
     assert_eq!(s[2].input, Some(vec![]));
     assert!(s[2].outputs.is_empty());
 }
+
+#[test]
+fn shipped_headers_and_shim_compile_in_every_dialect() {
+    let out = scratch("dialects");
+    let user = out.join("user.c");
+    std::fs::write(
+        &user,
+        "#include <C4SNet.h>\n#include <bool.h>\n#include \"memfun.h\"\n\
+         void *b(void *hnd, c4snet_data_t *x)\n{\n    bool ok = true;\n\
+         void *p = SNetMemAlloc(4);\n    SNetMemFree(p);\n\
+         C4SNetOut(hnd, 1, x, ok);\n    return hnd;\n}\n",
+    )
+    .unwrap();
+    let inc = snet_c4snet::source_include_dir();
+    let csrc = inc.join("../csrc");
+    for std in ["c89", "gnu89", "c99", "c11", "gnu17", "c2x"] {
+        for src in [user.clone(), csrc.join("shim.c")] {
+            let res = Command::new("cc")
+                .arg(format!("-std={std}"))
+                .args(["-pedantic", "-Wall", "-Wextra", "-Werror", "-c"])
+                .arg(format!("-I{}", inc.display()))
+                .arg(format!("-I{}", csrc.display()))
+                .arg(&src)
+                .arg("-o")
+                .arg(out.join("x.o"))
+                .output()
+                .unwrap();
+            assert!(
+                res.status.success(),
+                "-std={std} {}:\n{}",
+                src.display(),
+                String::from_utf8_lossy(&res.stderr)
+            );
+        }
+    }
+}
