@@ -307,6 +307,7 @@ mod tests {
     use super::*;
 
     #[test]
+    #[cfg_attr(miri, ignore = "Miri does not model mmap guard pages")]
     fn recycles_locally_then_globally() {
         let pool = StackPool::new(64 * 1024, MadvisePolicy::Free);
         let mut local = Vec::new();
@@ -335,6 +336,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "Miri does not model madvise")]
     fn discarded_pages_read_back_as_zero_and_stay_writable() {
         let pool = StackPool::new(64 * 1024, MadvisePolicy::DontNeed);
         let mut local = Vec::new();

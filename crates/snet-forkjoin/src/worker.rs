@@ -331,8 +331,7 @@ impl WorkerThread {
             x ^= x >> 7;
             x ^= x << 17;
             self.rng.set(x);
-            if let Some((j, victim)) = reg.steal_from_others(self.index, (x % n as u64) as usize)
-            {
+            if let Some((j, victim)) = reg.steal_from_others(self.index, (x % n as u64) as usize) {
                 self.stolen_from.set(victim);
                 return Some(j);
             }

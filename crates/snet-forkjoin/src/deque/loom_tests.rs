@@ -2,11 +2,11 @@ use super::*;
 use loom::thread;
 
 fn ptr(i: usize) -> NonNull<u64> {
-    NonNull::new((i * 8 + 8) as *mut u64).unwrap()
+    NonNull::new(std::ptr::without_provenance_mut(i * 8 + 8)).unwrap()
 }
 
 fn id(p: NonNull<u64>) -> usize {
-    p.as_ptr() as usize / 8 - 1
+    p.as_ptr().addr() / 8 - 1
 }
 
 /// Owner pushes 3 items into a ring of 4 and pops them back while one thief steals:
