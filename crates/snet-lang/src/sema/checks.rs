@@ -274,9 +274,11 @@ fn routing_tie(ir: &Ir, inf: &Infer<'_>, id: IrId, branches: &[IrId], diags: &mu
                 Diagnostic::warning(
                     "W0102",
                     format!(
-                        "records of type {} match {} and {} equally well",
+                        "records of type {} match branch {} ({}) and branch {} ({}) equally well",
                         show_variant(v),
+                        tied[0] + 1,
                         ir.describe(branches[tied[0]]),
+                        tied[1] + 1,
                         ir.describe(branches[tied[1]])
                     ),
                 )

@@ -254,11 +254,9 @@ impl<'ir> Infer<'ir> {
                 let actions = f.guards.iter().map(|(_, a)| a).chain([&f.default]);
                 for a in actions {
                     for rec in a {
-                        // §8: an empty `{}` contributes no variant (for display, it is
-                        // the empty record it emits).
-                        if rec.is_empty() && !self.precise {
-                            continue;
-                        }
+                        // An empty `{}` contributes the empty variant: §8's worked
+                        // check `[{<Decipher>} -> {}] .. KeyInvert` needs it (the
+                        // reference's signature dumps left it out).
                         let labels: Vec<Label> = rec
                             .iter()
                             .map(|it| match it {

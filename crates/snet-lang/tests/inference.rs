@@ -1,0 +1,163 @@
+//! Routing types (spec §8): the worked checks of the spec, observed on the lowered
+//! `Net` (the routes of parallel compositions) and on printed signatures.
+
+use snet_core::net::{NodeKind, Variant};
+use snet_core::Net;
+
+const MD: &str = "<metadata><default><interface value=\"C4SNet\"/></default></metadata>\n";
+
+fn compile(name: &str, src: &str) -> snet_lang::Compiled {
+    match snet_lang::compile_str(&format!("{name}.snet"), &format!("{MD}{src}")) {
+        Ok(c) => c,
+        Err(d) => panic!("{}", d.render()),
+    }
+}
+
+fn show(v: &Variant) -> String {
+    let mut ls: Vec<String> = v.iter().map(|l| l.to_string()).collect();
+    ls.sort();
+    format!("{{{}}}", ls.join(","))
+}
+
+/// Routes of the first parallel composition reached from the root (depth first).
+fn routes(net: &Net) -> Vec<Vec<String>> {
+    let mut stack = vec![net.root];
+    while let Some(id) = stack.pop() {
+        match &net.node(id).kind {
+            NodeKind::Parallel { routes, .. } => {
+                return routes
+                    .iter()
+                    .map(|r| r.iter().map(show).collect())
+                    .collect()
+            }
+            NodeKind::Serial(a, b) => {
+                stack.push(*b);
+                stack.push(*a);
+            }
+            NodeKind::Star { body, .. }
+            | NodeKind::Split { body, .. }
+            | NodeKind::Feedback { body, .. } => stack.push(*body),
+            _ => {}
+        }
+    }
+    panic!("no parallel composition")
+}
+
+#[test]
+fn flow_inheritance_through_a_serial_chain() {
+    let src = "net w { box A((a) -> (x)); box B((b) -> (y)); box C((x, y) -> (z)); }";
+    let c = compile("w", &format!("{src} connect (A .. B .. C) | [];"));
+    assert_eq!(routes(&c.net), vec![vec!["{a,b}"], vec!["{}"]]);
+    let c = compile("w", &format!("{src} connect ((A .. B) .. C) | [];"));
+    assert_eq!(routes(&c.net), vec![vec!["{a,b}"], vec!["{}"]]);
+}
+
+#[test]
+fn determ_routes_on_the_whole_chain() {
+    let c = compile(
+        "determ",
+        "net determ { box delay((D) -> (D)); box showB((B) -> (B)); box showC((C) -> (C)); }
+         connect (delay .. showB) | (delay .. showC);",
+    );
+    assert_eq!(routes(&c.net), vec![vec!["{B,D}"], vec!["{C,D}"]]);
+}
+
+#[test]
+fn filter_before_a_box() {
+    let c = compile(
+        "d",
+        "net d { box KeyInvert((KeySet) -> (KeySet)); } connect [] | ([{<Decipher>} -> {}] .. KeyInvert);",
+    );
+    assert_eq!(
+        routes(&c.net),
+        vec![vec!["{}"], vec!["{<Decipher>,KeySet}"]]
+    );
+    let c = compile(
+        "y",
+        "net y { box dct((Matrix, color, row, col, sample) -> (M)); box zzq_encode((M) -> (Z)); }
+         connect ([{YMatrix} -> {Matrix = YMatrix}] .. dct .. zzq_encode) | [];",
+    );
+    assert_eq!(routes(&c.net)[0], vec!["{YMatrix,col,color,row,sample}"]);
+}
+
+#[test]
+fn split_of_a_star_of_synchrocells() {
+    let c = compile(
+        "s",
+        "net s { net cells connect [| {<V>}, {<W>} |] * {<V>,<W>}; } connect (cells ! <M>) | [];",
+    );
+    assert_eq!(
+        routes(&c.net)[0],
+        vec!["{<M>,<V>}", "{<M>,<W>}", "{<M>,<V>,<W>}"]
+    );
+}
+
+#[test]
+fn declared_signatures_give_the_reference_input_variants() {
+    let c = compile(
+        "compab",
+        "type A = {A}; typesig A2P = A -> {P}; typesig compAB_t = A2P, {B} -> {Q};
+         net compab { box compA((A) -> (P)); box compB((B) -> (Q));
+           net compAB (compAB_t) connect compA | compB;
+           net syncPQ ({P} | {Q} -> {P, Q}) connect [| {P}, {Q} |];
+         } connect compAB .. syncPQ;",
+    );
+    assert_eq!(
+        c.signature,
+        "{A} -> {P, Q}, {A, Q} -> {P, Q}, {B, P} -> {P, Q}, {B} -> {P, Q}"
+    );
+}
+
+#[test]
+fn initialiser_branches_get_empty_routes_and_splits_add_the_index() {
+    let c = compile(
+        "i",
+        "net i { box init( -> (x)); box f((a) -> (b)); } connect (init | f) .. (f ! <#k> | []);",
+    );
+    assert_eq!(
+        routes(&c.net),
+        vec![Vec::<String>::new(), vec!["{a}".to_owned()]]
+    );
+    let mut found = false;
+    for n in &c.net.nodes {
+        if let NodeKind::Parallel { routes, .. } = &n.kind {
+            if routes.len() == 2 && routes[0].iter().any(|v| v.len() == 2) {
+                assert_eq!(show(&routes[0][0]), "{<#k>,a}");
+                found = true;
+            }
+        }
+    }
+    assert!(found);
+}
+
+#[test]
+fn lowering_shapes() {
+    // `a | b | c` is one n-ary parallel; `..` nests to the right; `@` disappears;
+    // `[{} -> {}]` is the identity; a net referenced twice is shared.
+    let c = compile(
+        "l",
+        "net l { net g connect [{<t>} -> {<t = t + 1>}]; } connect (g | [{} -> {}] | []) .. g @ 3 .. g;",
+    );
+    let net = &c.net;
+    let NodeKind::Serial(a, rest) = &net.node(net.root).kind else {
+        panic!()
+    };
+    let NodeKind::Parallel {
+        branches,
+        det: false,
+        ..
+    } = &net.node(*a).kind
+    else {
+        panic!()
+    };
+    assert_eq!(branches.len(), 3);
+    assert!(matches!(net.node(branches[1]).kind, NodeKind::Identity));
+    let NodeKind::Serial(g1, g2) = &net.node(*rest).kind else {
+        panic!()
+    };
+    assert_eq!(g1, g2, "both references to g share one node");
+    assert_eq!(*g1, branches[0]);
+    assert!(matches!(net.node(*g1).kind, NodeKind::Filter(_)));
+    assert_eq!(&*net.node(net.root).loc, "l.snet:2:59");
+    assert_eq!(net.entry, "l");
+}
