@@ -22,7 +22,7 @@ use crate::task::{Suspend, Task, TaskSpec, TaskState};
 use crate::worker::{current_task, handle_wake, suspend, with_ctx};
 use std::cell::RefCell;
 use std::sync::atomic::Ordering::{AcqRel, Relaxed, Release};
-use std::sync::atomic::{AtomicU64, AtomicU8};
+use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize};
 use std::sync::Arc;
 
 static NEXT_STREAM: AtomicU64 = AtomicU64::new(1);
@@ -153,7 +153,27 @@ impl Dirty {
     }
 }
 
+/// Number of running workers that collect stream activity (monitoring level b+ or
+/// trace); when zero, stream operations skip accounting without touching TLS.
+pub(crate) static STREAM_MONITORS: AtomicUsize = AtomicUsize::new(0);
+
+#[inline]
 fn account(meta: &Arc<StreamMeta>, side: Side, moved: bool, woke: bool, blocked: bool, len: usize) {
+    if STREAM_MONITORS.load(Relaxed) == 0 {
+        return;
+    }
+    account_slow(meta, side, moved, woke, blocked, len)
+}
+
+#[cold]
+fn account_slow(
+    meta: &Arc<StreamMeta>,
+    side: Side,
+    moved: bool,
+    woke: bool,
+    blocked: bool,
+    len: usize,
+) {
     with_ctx(|c| {
         let Some(c) = c else { return };
         if !c.mon_streams {

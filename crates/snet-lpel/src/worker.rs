@@ -370,7 +370,15 @@ impl WorkerCtx {
         self.rt.retire(&t);
     }
 
+    #[inline]
     fn monitor_dispatch(&self, t: &Task, state: TaskState, disp: u64, start: u64, end: u64) {
+        if self.timing || self.mon_streams {
+            self.monitor_dispatch_slow(t, state, disp, start, end);
+        }
+    }
+
+    #[cold]
+    fn monitor_dispatch_slow(&self, t: &Task, state: TaskState, disp: u64, start: u64, end: u64) {
         // SAFETY: worker-thread only, short-lived.
         let mon = unsafe { &mut *self.monitor.get() };
         // SAFETY: worker-thread only.
@@ -485,6 +493,9 @@ pub(crate) fn run_worker(rt: Arc<RtShared>, index: usize, started: Arc<AtomicBoo
         pin_to_core(index);
     }
     CTX.with(|c| c.set(&ctx));
+    if ctx.mon_streams {
+        crate::stream::STREAM_MONITORS.fetch_add(1, Relaxed);
+    }
     started.store(true, Release);
     loop {
         ctx.drain_mailbox();
@@ -511,6 +522,9 @@ pub(crate) fn run_worker(rt: Arc<RtShared>, index: usize, started: Arc<AtomicBoo
         m.finish(index, s.waits, s.wait_ns);
     }
     let stats = ctx.stats().clone();
+    if ctx.mon_streams {
+        crate::stream::STREAM_MONITORS.fetch_sub(1, Relaxed);
+    }
     CTX.with(|c| c.set(ptr::null()));
     stats
 }

@@ -1,0 +1,767 @@
+//! KPN benchmarks of BENCHMARKS.md §2 (seed 001 §4): `ring`, `aes`, `h264`, each
+//! against thread-per-process (OS threads + crossbeam channels) in the same run,
+//! plus `placement` (an imbalanced pipeline with and without migration).
+//!
+//! ```text
+//! cargo run --release -p snet-lpel --example kpn_bench -- ring [--runs 5]
+//! cargo run --release -p snet-lpel --example kpn_bench -- aes
+//! cargo run --release -p snet-lpel --example kpn_bench -- h264
+//! cargo run --release -p snet-lpel --example kpn_bench -- placement
+//! cargo run --release -p snet-lpel --example kpn_bench -- all --out bench/RESULTS-lpel.md
+//! ```
+
+use aes::cipher::{BlockEncrypt, KeyInit};
+use snet_lpel::kpn::{channel, Network};
+use snet_lpel::{
+    stream, Activation, Config, PlacementConfig, Quiescence, Runtime, Strategy, TaskSpec,
+};
+use std::fmt::Write as _;
+use std::time::{Duration, Instant};
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+// ---------------------------------------------------------------- ring
+
+/// LPEL ring: n processes, a 4-byte token makes `rounds` round trips. `good`
+/// placement puts consecutive processes on the same worker (blocks of n/w),
+/// `bad` alternates workers so every hop crosses workers. Returns ns/transaction.
+fn ring_lpel(n: usize, workers: usize, good: bool) -> f64 {
+    let rounds = (1_000_000 / n).max(1);
+    let mut net = Network::new(Config::with_workers(workers));
+    let mut rxs = Vec::with_capacity(n);
+    let mut txs = Vec::with_capacity(n);
+    for i in 0..n {
+        let (tx, rx) = channel::<u32>("ring", 1);
+        txs.push(Some(tx));
+        rxs.push(Some(rx));
+        let _ = i;
+    }
+    let place = |i: usize| if good { i * workers / n } else { i % workers };
+    let (mut res_tx, mut res_rx) = stream::<f64>(1);
+    for i in 0..n {
+        // process i reads channel i and writes channel (i+1) % n
+        let mut rx = rxs[i].take().unwrap();
+        let mut tx = txs[(i + 1) % n].take().unwrap();
+        let spec = TaskSpec::new("ring")
+            .on_worker(place(i))
+            .stack_size(16 * 1024);
+        if i == 0 {
+            let mut res = std::mem::replace(&mut res_tx, stream::<f64>(1).0);
+            net.spawn_spec(spec, move || {
+                let t0 = Instant::now();
+                for r in 0..rounds {
+                    tx.send(r as u32).unwrap();
+                    let v = rx.recv().unwrap();
+                    debug_assert_eq!(v, r as u32);
+                }
+                let ns = t0.elapsed().as_nanos() as f64 / (rounds * n) as f64;
+                res.write(ns).unwrap();
+            });
+        } else {
+            net.spawn_spec(spec, move || {
+                while let Ok(v) = rx.recv() {
+                    if tx.send(v).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+    }
+    drop(res_tx);
+    net.run().expect("ring ran");
+    res_rx.read().expect("ring result")
+}
+
+/// Thread-per-process ring with crossbeam bounded(1) channels.
+fn ring_threads(n: usize) -> f64 {
+    let rounds = (1_000_000 / n).max(1);
+    let mut txs = Vec::new();
+    let mut rxs = Vec::new();
+    for _ in 0..n {
+        let (tx, rx) = crossbeam_channel::bounded::<u32>(1);
+        txs.push(Some(tx));
+        rxs.push(Some(rx));
+    }
+    let mut hs = Vec::new();
+    for i in 1..n {
+        let rx = rxs[i].take().unwrap();
+        let tx = txs[(i + 1) % n].take().unwrap();
+        hs.push(
+            std::thread::Builder::new()
+                .stack_size(64 * 1024)
+                .spawn(move || {
+                    while let Ok(v) = rx.recv() {
+                        if tx.send(v).is_err() {
+                            break;
+                        }
+                    }
+                })
+                .unwrap(),
+        );
+    }
+    let rx = rxs[0].take().unwrap();
+    let tx = txs[1 % n].take().unwrap();
+    let t0 = Instant::now();
+    for r in 0..rounds {
+        tx.send(r as u32).unwrap();
+        let _ = rx.recv().unwrap();
+    }
+    let ns = t0.elapsed().as_nanos() as f64 / (rounds * n) as f64;
+    drop(tx);
+    drop(rx);
+    for h in hs {
+        h.join().unwrap();
+    }
+    ns
+}
+
+/// Thread-per-process ring with std::sync::mpsc sync_channel(1).
+fn ring_std(n: usize) -> f64 {
+    let rounds = (1_000_000 / n).max(1);
+    let mut txs = Vec::new();
+    let mut rxs = Vec::new();
+    for _ in 0..n {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<u32>(1);
+        txs.push(Some(tx));
+        rxs.push(Some(rx));
+    }
+    let mut hs = Vec::new();
+    for i in 1..n {
+        let rx = rxs[i].take().unwrap();
+        let tx = txs[(i + 1) % n].take().unwrap();
+        hs.push(
+            std::thread::Builder::new()
+                .stack_size(64 * 1024)
+                .spawn(move || {
+                    while let Ok(v) = rx.recv() {
+                        if tx.send(v).is_err() {
+                            break;
+                        }
+                    }
+                })
+                .unwrap(),
+        );
+    }
+    let rx = rxs[0].take().unwrap();
+    let tx = txs[1 % n].take().unwrap();
+    let t0 = Instant::now();
+    for r in 0..rounds {
+        tx.send(r as u32).unwrap();
+        let _ = rx.recv().unwrap();
+    }
+    let ns = t0.elapsed().as_nanos() as f64 / (rounds * n) as f64;
+    drop(tx);
+    drop(rx);
+    for h in hs {
+        h.join().unwrap();
+    }
+    ns
+}
+
+fn bench_ring(runs: usize, out: &mut String) {
+    let _ = writeln!(
+        out,
+        "### ring (ns per transaction, median of {runs} runs; ⌊10^6/n⌋ round trips)\n"
+    );
+    let _ = writeln!(
+        out,
+        "| n | LPEL 1w | LPEL 2w good | LPEL 2w bad | threads+crossbeam | threads+std mpsc | crossbeam / LPEL 1w |"
+    );
+    let _ = writeln!(out, "|---|---|---|---|---|---|---|");
+    for n in [10usize, 100, 1000, 10000] {
+        let l1 = median((0..runs).map(|_| ring_lpel(n, 1, true)).collect());
+        let l2g = median((0..runs).map(|_| ring_lpel(n, 2, true)).collect());
+        let l2b = median((0..runs).map(|_| ring_lpel(n, 2, false)).collect());
+        // Thread baselines get fewer runs when n is large (10^4 threads are slow to make).
+        let truns = if n >= 10000 { 1 } else { runs.min(3) };
+        let tc = median((0..truns).map(|_| ring_threads(n)).collect());
+        let ts = median((0..truns).map(|_| ring_std(n)).collect());
+        let line = format!(
+            "| {n} | {l1:.1} | {l2g:.1} | {l2b:.1} | {tc:.1} | {ts:.1} | {:.1}× |",
+            tc / l1
+        );
+        println!("{line}");
+        let _ = writeln!(out, "{line}");
+    }
+    let _ = writeln!(out);
+}
+
+// ---------------------------------------------------------------- aes
+
+const AES_TOTAL: usize = 64 << 20; // 64 MiB buffer
+const AES_PASSES: usize = 8;
+
+fn encrypt_chunk(chunk: &mut [u8]) {
+    let key = aes::Aes128::new(&[7u8; 16].into());
+    for _ in 0..AES_PASSES {
+        for block in chunk.chunks_exact_mut(16) {
+            key.encrypt_block(block.into());
+        }
+    }
+}
+
+/// One process per chunk; a source hands out chunks (moved `Vec`s) and collects
+/// the replies. Returns MB/s.
+fn aes_lpel(k: u32, workers: usize, buf: &mut Vec<Vec<u8>>) -> f64 {
+    let chunks = std::mem::take(buf);
+    let n = chunks.len();
+    let mut net = Network::new(Config::with_workers(workers));
+    let (mut back_tx_proto, mut back_rx) = channel::<(usize, Vec<u8>)>("replies", n.max(1));
+    let mut to_workers = Vec::with_capacity(n);
+    for i in 0..n {
+        let (tx, mut rx) = channel::<Vec<u8>>("chunk", 1);
+        to_workers.push(tx);
+        // Every worker process needs its own sender to the collector: use a
+        // per-process reply channel merged by the collector via `select` would be
+        // costly for 16k processes, so each process gets a dedicated 1-slot channel.
+        let (mut rtx, rrx) = channel::<Vec<u8>>("reply", 1);
+        let _ = &mut back_tx_proto;
+        net.spawn_spec(TaskSpec::boxed("aes").stack_size(32 * 1024), move || {
+            let mut c = rx.recv().unwrap();
+            encrypt_chunk(&mut c);
+            rtx.send(c).unwrap();
+        });
+        // collector for this process forwards into the shared reply stream
+        let mut back = None::<()>;
+        let _ = &mut back;
+        REPLY_RX.with(|r| r.borrow_mut().push((i, rrx)));
+    }
+    drop(back_tx_proto);
+    let reply_rxs: Vec<_> = REPLY_RX.with(|r| std::mem::take(&mut *r.borrow_mut()));
+    let (mut done_tx, mut done_rx) = stream::<(Vec<Vec<u8>>, f64)>(1);
+    net.spawn("source", move || {
+        let t0 = Instant::now();
+        for (tx, c) in to_workers.iter_mut().zip(chunks) {
+            tx.send(c).unwrap();
+        }
+        let mut out = vec![Vec::new(); reply_rxs.len()];
+        for (i, mut rrx) in reply_rxs {
+            out[i] = rrx.recv().unwrap();
+        }
+        let secs = t0.elapsed().as_secs_f64();
+        done_tx.write((out, secs)).unwrap();
+    });
+    let _ = &mut back_rx;
+    net.run().expect("aes ran");
+    let (out, secs) = done_rx.read().unwrap();
+    *buf = out;
+    let _ = k;
+    (AES_TOTAL * AES_PASSES) as f64 / 1e6 / secs
+}
+
+thread_local! {
+    static REPLY_RX: std::cell::RefCell<Vec<(usize, snet_lpel::kpn::Receiver<Vec<u8>>)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Thread per chunk, crossbeam channels. Returns MB/s.
+fn aes_threads(buf: &mut Vec<Vec<u8>>) -> f64 {
+    let chunks = std::mem::take(buf);
+    let n = chunks.len();
+    let (rtx, rrx) = crossbeam_channel::bounded::<(usize, Vec<u8>)>(n);
+    let mut txs = Vec::with_capacity(n);
+    let mut hs = Vec::with_capacity(n);
+    for _ in 0..n {
+        let (tx, rx) = crossbeam_channel::bounded::<(usize, Vec<u8>)>(1);
+        txs.push(tx);
+        let rtx = rtx.clone();
+        hs.push(
+            std::thread::Builder::new()
+                .stack_size(64 * 1024)
+                .spawn(move || {
+                    let (i, mut c) = rx.recv().unwrap();
+                    encrypt_chunk(&mut c);
+                    rtx.send((i, c)).unwrap();
+                })
+                .expect("spawn thread"),
+        );
+    }
+    let t0 = Instant::now();
+    for (i, (tx, c)) in txs.iter().zip(chunks).enumerate() {
+        tx.send((i, c)).unwrap();
+    }
+    let mut out = vec![Vec::new(); n];
+    for _ in 0..n {
+        let (i, c) = rrx.recv().unwrap();
+        out[i] = c;
+    }
+    let secs = t0.elapsed().as_secs_f64();
+    for h in hs {
+        h.join().unwrap();
+    }
+    *buf = out;
+    (AES_TOTAL * AES_PASSES) as f64 / 1e6 / secs
+}
+
+fn make_chunks(k: u32) -> Vec<Vec<u8>> {
+    let size = 1usize << k;
+    (0..AES_TOTAL / size)
+        .map(|i| vec![(i % 251) as u8; size])
+        .collect()
+}
+
+fn bench_aes(runs: usize, out: &mut String) {
+    let _ = writeln!(
+        out,
+        "### aes (64 MiB encrypted {AES_PASSES}× with AES-128 in chunks of 2^k bytes, one process per chunk; MB/s, median of {runs})\n"
+    );
+    let _ = writeln!(
+        out,
+        "| k | processes | LPEL 1w | LPEL 2w | threads 2 cores | LPEL 2w / threads |"
+    );
+    let _ = writeln!(out, "|---|---|---|---|---|---|");
+    let mut best = 0f64;
+    let mut at16k = 0f64;
+    for k in (12..=26).step_by(2) {
+        let n = AES_TOTAL >> k;
+        let mut buf = make_chunks(k);
+        let l1 = median((0..runs).map(|_| aes_lpel(k, 1, &mut buf)).collect());
+        let l2 = median((0..runs).map(|_| aes_lpel(k, 2, &mut buf)).collect());
+        let th = median((0..runs.min(3)).map(|_| aes_threads(&mut buf)).collect());
+        best = best.max(l2);
+        if n == 16384 {
+            at16k = l2;
+        }
+        let line = format!(
+            "| {k} | {n} | {l1:.1} | {l2:.1} | {th:.1} | {:.2} |",
+            l2 / th
+        );
+        println!("{line}");
+        let _ = writeln!(out, "{line}");
+    }
+    let _ = writeln!(
+        out,
+        "\nLPEL 2w at 16384 processes: {at16k:.1} MB/s = {:.0}% of its best ({best:.1} MB/s).\n",
+        100.0 * at16k / best
+    );
+}
+
+// ---------------------------------------------------------------- h264
+
+/// Busy loop of about `us` microseconds of work (calibrated once).
+fn spin_us(us: f64, iters_per_us: f64) -> u64 {
+    let n = (us * iters_per_us) as u64;
+    let mut x = 0x9E3779B97F4A7C15u64;
+    for i in 0..n {
+        x = x.rotate_left(5) ^ i.wrapping_mul(0x100000001B3);
+    }
+    std::hint::black_box(x)
+}
+
+fn calibrate() -> f64 {
+    let n = 20_000_000u64;
+    let t0 = Instant::now();
+    let mut x = 0x9E3779B97F4A7C15u64;
+    for i in 0..n {
+        x = x.rotate_left(5) ^ i.wrapping_mul(0x100000001B3);
+    }
+    std::hint::black_box(x);
+    n as f64 / (t0.elapsed().as_nanos() as f64 / 1000.0)
+}
+
+/// Per-frame stage costs in µs, in the proportions of seed 001 table 2, for a frame
+/// budget of `frame_us`.
+struct Stages {
+    cip: f64,
+    ip: f64,
+    mcme: f64,
+    p: f64,
+    mb: f64,
+    ec: f64,
+    other: f64,
+}
+
+fn stages(frame_us: f64) -> Stages {
+    let f = frame_us / 100.0;
+    Stages {
+        cip: 8.08 * f,
+        ip: 5.02 * f,
+        mcme: 34.36 * f,
+        p: 23.83 * f,
+        mb: 8.69 * f,
+        ec: 6.72 * f,
+        other: 13.3 * f,
+    }
+}
+
+/// The encoder pipeline of seed 001 fig. 2(c), simplified: per frame, the source
+/// (R, "other") feeds intra analysis (IP) and inter analysis (MC+ME, split over `par`
+/// worker processes), both feed choose-prediction (CIP), then prediction (P, split over
+/// `par` processes), then macroblock encoding (T/Q/Qi/Ti), then entropy coding (EC)
+/// and the sink. Returns frames per second.
+fn h264_lpel(frames: usize, par: usize, workers: usize, frame_us: f64, ipu: f64) -> f64 {
+    let s = stages(frame_us);
+    let mut net = Network::new(Config::with_workers(workers));
+    let cap = 2;
+    // fan-out/fan-in helpers: a splitter sends frame k to all `par` sub-processes, a
+    // joiner waits for all of them.
+    let (mut src_ip, mut ip_in) = channel::<u32>("R->IP", cap);
+    let mut me_ins = Vec::new();
+    let mut me_outs = Vec::new();
+    for _ in 0..par {
+        let (a, b) = channel::<u32>("R->ME", cap);
+        let (c, d) = channel::<u32>("ME->CIP", cap);
+        me_ins.push(a);
+        me_outs.push(d);
+        let (mut inp, mut out) = (b, c);
+        let cost = s.mcme / par as f64;
+        net.spawn_spec(TaskSpec::boxed("mcme"), move || {
+            while let Ok(f) = inp.recv() {
+                spin_us(cost, ipu);
+                out.send(f).unwrap();
+            }
+        });
+    }
+    let (mut ip_out, mut cip_ip) = channel::<u32>("IP->CIP", cap);
+    let ip_cost = s.ip;
+    net.spawn_spec(TaskSpec::boxed("ip"), move || {
+        while let Ok(f) = ip_in.recv() {
+            spin_us(ip_cost, ipu);
+            ip_out.send(f).unwrap();
+        }
+    });
+    let mut p_ins = Vec::new();
+    let mut p_outs = Vec::new();
+    for _ in 0..par {
+        let (a, mut b) = channel::<u32>("CIP->P", cap);
+        let (mut c, d) = channel::<u32>("P->MB", cap);
+        p_ins.push(a);
+        p_outs.push(d);
+        let cost = s.p / par as f64;
+        net.spawn_spec(TaskSpec::boxed("p"), move || {
+            while let Ok(f) = b.recv() {
+                spin_us(cost, ipu);
+                c.send(f).unwrap();
+            }
+        });
+    }
+    let cip_cost = s.cip;
+    net.spawn_spec(TaskSpec::boxed("cip"), move || {
+        while let Ok(f) = cip_ip.recv() {
+            for m in me_outs.iter_mut() {
+                m.recv().unwrap();
+            }
+            spin_us(cip_cost, ipu);
+            for p in p_ins.iter_mut() {
+                p.send(f).unwrap();
+            }
+        }
+    });
+    let (mut mb_out, mut ec_in) = channel::<u32>("MB->EC", cap);
+    let mb_cost = s.mb;
+    net.spawn_spec(TaskSpec::boxed("mb"), move || loop {
+        let mut f = None;
+        for p in p_outs.iter_mut() {
+            match p.recv() {
+                Ok(v) => f = Some(v),
+                Err(_) => return,
+            }
+        }
+        spin_us(mb_cost, ipu);
+        mb_out.send(f.unwrap()).unwrap();
+    });
+    let (mut res_tx, mut res_rx) = stream::<f64>(1);
+    let ec_cost = s.ec;
+    let t0 = Instant::now();
+    net.spawn_spec(TaskSpec::boxed("ec"), move || {
+        let mut n = 0;
+        while let Ok(_f) = ec_in.recv() {
+            spin_us(ec_cost, ipu);
+            n += 1;
+        }
+        res_tx.write(n as f64 / t0.elapsed().as_secs_f64()).unwrap();
+    });
+    let other = s.other;
+    net.spawn_spec(TaskSpec::boxed("source"), move || {
+        for f in 0..frames as u32 {
+            spin_us(other, ipu);
+            src_ip.send(f).unwrap();
+            for m in me_ins.iter_mut() {
+                m.send(f).unwrap();
+            }
+        }
+    });
+    net.run().expect("h264 ran");
+    res_rx.read().unwrap()
+}
+
+/// The same pipeline with one OS thread per process and crossbeam channels.
+fn h264_threads(frames: usize, par: usize, frame_us: f64, ipu: f64) -> f64 {
+    use crossbeam_channel::bounded;
+    let s = stages(frame_us);
+    let cap = 2;
+    let mut hs = Vec::new();
+    let (src_ip, ip_in) = bounded::<u32>(cap);
+    let mut me_ins = Vec::new();
+    let mut me_outs = Vec::new();
+    for _ in 0..par {
+        let (a, b) = bounded::<u32>(cap);
+        let (c, d) = bounded::<u32>(cap);
+        me_ins.push(a);
+        me_outs.push(d);
+        let cost = s.mcme / par as f64;
+        hs.push(std::thread::spawn(move || {
+            while let Ok(f) = b.recv() {
+                spin_us(cost, ipu);
+                c.send(f).unwrap();
+            }
+        }));
+    }
+    let (ip_out, cip_ip) = bounded::<u32>(cap);
+    let ip_cost = s.ip;
+    hs.push(std::thread::spawn(move || {
+        while let Ok(f) = ip_in.recv() {
+            spin_us(ip_cost, ipu);
+            ip_out.send(f).unwrap();
+        }
+    }));
+    let mut p_ins = Vec::new();
+    let mut p_outs = Vec::new();
+    for _ in 0..par {
+        let (a, b) = bounded::<u32>(cap);
+        let (c, d) = bounded::<u32>(cap);
+        p_ins.push(a);
+        p_outs.push(d);
+        let cost = s.p / par as f64;
+        hs.push(std::thread::spawn(move || {
+            while let Ok(f) = b.recv() {
+                spin_us(cost, ipu);
+                c.send(f).unwrap();
+            }
+        }));
+    }
+    let cip_cost = s.cip;
+    hs.push(std::thread::spawn(move || {
+        while let Ok(f) = cip_ip.recv() {
+            for m in me_outs.iter() {
+                m.recv().unwrap();
+            }
+            spin_us(cip_cost, ipu);
+            for p in p_ins.iter() {
+                p.send(f).unwrap();
+            }
+        }
+    }));
+    let (mb_out, ec_in) = bounded::<u32>(cap);
+    let mb_cost = s.mb;
+    hs.push(std::thread::spawn(move || loop {
+        let mut f = None;
+        for p in p_outs.iter() {
+            match p.recv() {
+                Ok(v) => f = Some(v),
+                Err(_) => return,
+            }
+        }
+        spin_us(mb_cost, ipu);
+        mb_out.send(f.unwrap()).unwrap();
+    }));
+    let other = s.other;
+    let t0 = Instant::now();
+    hs.push(std::thread::spawn(move || {
+        for f in 0..frames as u32 {
+            spin_us(other, ipu);
+            src_ip.send(f).unwrap();
+            for m in me_ins.iter() {
+                m.send(f).unwrap();
+            }
+        }
+    }));
+    let ec_cost = s.ec;
+    let mut n = 0;
+    while let Ok(_f) = ec_in.recv() {
+        spin_us(ec_cost, ipu);
+        n += 1;
+    }
+    let fps = n as f64 / t0.elapsed().as_secs_f64();
+    for h in hs {
+        h.join().unwrap();
+    }
+    fps
+}
+
+fn bench_h264(runs: usize, out: &mut String) {
+    let ipu = calibrate();
+    let frames = 300;
+    let frame_us = 4000.0; // 4 ms of work per frame at 1 core: 300 frames ≈ 1.2 s
+    let _ = writeln!(
+        out,
+        "### h264 (pipeline of seed 001 fig. 2(c), stage loops in the proportions of its table 2, {frames} frames × {frame_us} µs of work; frames/s, median of {runs})\n"
+    );
+    let _ = writeln!(out, "| workers in P and MC+ME | LPEL 1w | LPEL 2w | speedup 2w/1w | threads | LPEL 2w / threads |");
+    let _ = writeln!(out, "|---|---|---|---|---|---|");
+    for par in [1usize, 10, 100, 1000] {
+        let l1 = median(
+            (0..runs)
+                .map(|_| h264_lpel(frames, par, 1, frame_us, ipu))
+                .collect(),
+        );
+        let l2 = median(
+            (0..runs)
+                .map(|_| h264_lpel(frames, par, 2, frame_us, ipu))
+                .collect(),
+        );
+        let th = median(
+            (0..runs.min(3))
+                .map(|_| h264_threads(frames, par, frame_us, ipu))
+                .collect(),
+        );
+        let line = format!(
+            "| {par} | {l1:.1} | {l2:.1} | {:.2}× | {th:.1} | {:.2} |",
+            l2 / l1,
+            l2 / th
+        );
+        println!("{line}");
+        let _ = writeln!(out, "{line}");
+    }
+    let _ = writeln!(out);
+}
+
+// ---------------------------------------------------------------- placement
+
+/// An imbalanced program: `pipes` independent source → work → sink pipelines whose
+/// work stages are placed by round robin such that all heavy stages land on worker 0
+/// (heavy stages at even task indices). Repeat tasks (one activation per item) so
+/// the placement scheduler can migrate them. Returns seconds.
+fn imbalanced(placement: Option<Strategy>, items: usize, ipu: f64) -> (f64, u64) {
+    let mut cfg = Config::with_workers(2);
+    cfg.placement = placement.map(|strategy| PlacementConfig {
+        strategy,
+        interval: Duration::from_millis(5),
+    });
+    let rt = Runtime::start(cfg).unwrap();
+    let pipes = 8;
+    let t0 = Instant::now();
+    for p in 0..pipes {
+        let (mut tx, mut rx) = stream::<u32>(4);
+        let (mut tx2, mut rx2) = stream::<u32>(4);
+        // source and sink on worker 1, the heavy worker stage on worker 0
+        let mut i = 0;
+        rt.spawn_repeat(TaskSpec::new("source").on_worker(1), move || {
+            if i == items {
+                return Activation::Done;
+            }
+            tx.write(i as u32).unwrap();
+            i += 1;
+            Activation::Again
+        });
+        let cost = if p % 2 == 0 { 40.0 } else { 4.0 };
+        rt.spawn_repeat(TaskSpec::boxed("work").on_worker(0), move || {
+            match rx.read() {
+                Some(v) => {
+                    spin_us(cost, ipu);
+                    tx2.write(v).unwrap();
+                    Activation::Again
+                }
+                None => Activation::Done,
+            }
+        });
+        rt.spawn_repeat(TaskSpec::new("sink").on_worker(1), move || {
+            match rx2.read() {
+                Some(_) => Activation::Again,
+                None => Activation::Done,
+            }
+        });
+    }
+    assert_eq!(rt.wait(), Quiescence::Finished);
+    let secs = t0.elapsed().as_secs_f64();
+    let stats = rt.shutdown();
+    (secs, stats.migrations())
+}
+
+fn bench_placement(runs: usize, out: &mut String) {
+    let ipu = calibrate();
+    let items = 2000;
+    let _ = writeln!(
+        out,
+        "### placement (8 pipelines source→work→sink, all work stages start on worker 0, 2 workers, {items} items each; seconds, median of {runs})\n"
+    );
+    let _ = writeln!(out, "| strategy | seconds | migrations | vs none |");
+    let _ = writeln!(out, "|---|---|---|---|");
+    let configs: [(&str, Option<Strategy>); 4] = [
+        ("none", None),
+        ("random p=0.01", Some(Strategy::Random { p: 0.01 })),
+        (
+            "waiting-time (paper rule)",
+            Some(Strategy::WaitingTime {
+                window: 8,
+                threshold: 1.0,
+                max_moves: 64,
+            }),
+        ),
+        (
+            "waiting-time (damped)",
+            Some(Strategy::WaitingTime {
+                window: 8,
+                threshold: 1.5,
+                max_moves: 1,
+            }),
+        ),
+    ];
+    let mut base = 0.0;
+    for (name, s) in configs {
+        let rs: Vec<(f64, u64)> = (0..runs).map(|_| imbalanced(s, items, ipu)).collect();
+        let secs = median(rs.iter().map(|r| r.0).collect());
+        let migr = median(rs.iter().map(|r| r.1 as f64).collect());
+        if s.is_none() {
+            base = secs;
+        }
+        let line = format!("| {name} | {secs:.3} | {migr:.0} | {:.2}× |", base / secs);
+        println!("{line}");
+        let _ = writeln!(out, "{line}");
+    }
+    let _ = writeln!(out);
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let what = args
+        .first()
+        .map(String::as_str)
+        .unwrap_or("all")
+        .to_string();
+    if what == "ring-one" {
+        // ring-one N WORKERS good|bad: one LPEL ring measurement (for profiling).
+        let n = args[1].parse().expect("N");
+        let w = args[2].parse().expect("WORKERS");
+        let good = args.get(3).map(String::as_str) != Some("bad");
+        println!("{:.1} ns/transaction", ring_lpel(n, w, good));
+        return;
+    }
+    let mut runs = 5;
+    let mut out_path = None;
+    let mut i = 1;
+    while i < args.len() {
+        match args[i].as_str() {
+            "--runs" => {
+                runs = args[i + 1].parse().expect("--runs N");
+                i += 1;
+            }
+            "--out" => {
+                out_path = Some(args[i + 1].clone());
+                i += 1;
+            }
+            other => panic!("unknown argument {other}"),
+        }
+        i += 1;
+    }
+    let mut out = String::new();
+    if what == "ring" || what == "all" {
+        bench_ring(runs, &mut out);
+    }
+    if what == "aes" || what == "all" {
+        bench_aes(runs.min(3), &mut out);
+    }
+    if what == "h264" || what == "all" {
+        bench_h264(runs.min(3), &mut out);
+    }
+    if what == "placement" || what == "all" {
+        bench_placement(runs, &mut out);
+    }
+    if let Some(p) = out_path {
+        std::fs::write(&p, &out).expect("write results");
+        eprintln!("wrote {p}");
+    }
+}
