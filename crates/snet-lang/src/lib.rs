@@ -72,7 +72,7 @@ pub use parser::{parse, MAX_NESTING};
 pub use sema::SUPPORTED_INTERFACES;
 
 use sema::infer::{show_type, show_variant, Infer};
-use sema::lower::{Lowering, NodeTypes};
+use sema::lower::Lowering;
 use span::SourceFile;
 use std::path::Path;
 use std::sync::Arc;
@@ -90,14 +90,15 @@ pub struct Compiled {
     pub box_interfaces: Vec<(String, Option<String>)>,
     /// Warnings (§9 items 15–19 and others).
     pub warnings: Diagnostics,
-    node_types: Vec<NodeTypes>,
+    ir: Arc<sema::Ir>,
+    ir_of: Vec<usize>,
 }
 
 impl Compiled {
     /// Graphviz DOT of the static network: boxes, filters and synchrocells as nodes,
     /// combinators as labelled clusters, edges labelled with record types.
     pub fn to_dot(&self) -> String {
-        dot::render(&self.net, &self.node_types)
+        dot::render(&self.net, &sema::lower::node_types(&self.ir, &self.ir_of))
     }
 
     /// `net NAME (SIGNATURE)`, the line `snet check` prints.
@@ -206,7 +207,9 @@ pub fn compile_str(file_name: &str, source: &str) -> Result<Compiled, Diagnostic
             .note("an initialiser only makes sense as a branch of a parallel composition, e.g. `init | []` (spec §7.4)"),
         );
     }
-    let signature = signature(&ir, &mut Infer::precise(&ir), entry);
+    inf.set_precise(true);
+    let signature = signature(&ir, &mut inf, entry);
+    inf.set_precise(false);
     if let Some(at) = inf.overflow {
         diags.push(
             Diagnostic::error(
@@ -229,7 +232,7 @@ pub fn compile_str(file_name: &str, source: &str) -> Result<Compiled, Diagnostic
         }
         return Err(finish(all));
     }
-    let (net, node_types, used) = Lowering::new(&ir, &mut inf, &file).run(entry);
+    let (net, ir_of, used) = Lowering::new(&ir, &inf, &file).run(entry);
     let box_interfaces = used
         .iter()
         .map(|b| (ir.boxes[*b].name.clone(), ir.boxes[*b].interface.clone()))
@@ -242,7 +245,8 @@ pub fn compile_str(file_name: &str, source: &str) -> Result<Compiled, Diagnostic
         signature,
         box_interfaces,
         warnings: finish(all),
-        node_types,
+        ir: Arc::new(ir),
+        ir_of,
     })
 }
 

@@ -8,6 +8,7 @@ use super::ir::*;
 use snet_core::net::Variant;
 use snet_core::{Label, LabelKind};
 use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
 
 /// Most variants one inferred type may have.
 pub(crate) const MAX_VARIANTS: usize = 4096;
@@ -17,8 +18,10 @@ pub(crate) type Ty = Vec<Variant>;
 
 pub(crate) struct Infer<'ir> {
     ir: &'ir Ir,
-    ins: Vec<Ty>,
-    outs: HashMap<(IrId, Variant), Ty>,
+    ins: Vec<Rc<Ty>>,
+    /// Memo of `out(E, v)`, per node.
+    outs: Vec<HashMap<Variant, Ty>>,
+    outs_precise: Vec<HashMap<Variant, Ty>>,
     /// Set when a type hit [`MAX_VARIANTS`] (at the node given).
     pub(crate) overflow: Option<IrId>,
     /// `out(A | B, v)` follows routing (only the branch `v` goes to) instead of the
@@ -91,23 +94,34 @@ impl<'ir> Infer<'ir> {
         let mut inf = Infer {
             ir,
             ins: Vec::with_capacity(ir.nodes.len()),
-            outs: HashMap::new(),
+            outs: vec![HashMap::new(); ir.nodes.len()],
+            outs_precise: vec![HashMap::new(); ir.nodes.len()],
             overflow: None,
             precise: false,
         };
         for id in 0..ir.nodes.len() {
-            let t = inf.compute_in(id);
+            // Nodes whose input type is their operand's share it.
+            let shared = match &ir.nodes[id].kind {
+                IrKind::Net(n) if ir.nets[*n].sig.is_none() => Some(ir.nets[*n].body),
+                IrKind::Feedback { body, .. } | IrKind::At { body } => Some(*body),
+                _ => None,
+            };
+            let t = match shared {
+                Some(b) if inf.overflow.is_none() => Rc::clone(&inf.ins[b]),
+                _ => Rc::new(inf.compute_in(id)),
+            };
             inf.ins.push(t);
         }
         inf
     }
 
-    /// The same inference, with routing-aware outputs of parallel compositions (for
-    /// printing signatures).
-    pub(crate) fn precise(ir: &'ir Ir) -> Infer<'ir> {
-        let mut inf = Infer::new(ir);
-        inf.precise = true;
-        inf
+    /// Switches `out` of parallel compositions to follow routing (for printing
+    /// signatures) or back to the §8 rule.
+    pub(crate) fn set_precise(&mut self, precise: bool) {
+        if precise != self.precise {
+            std::mem::swap(&mut self.outs, &mut self.outs_precise);
+            self.precise = precise;
+        }
     }
 
     /// `in(E)` of node `id`.
@@ -147,7 +161,7 @@ impl<'ir> Infer<'ir> {
             },
             IrKind::Net(n) => match &ir.nets[*n].sig {
                 Some(sig) => Self::sig_inputs(sig),
-                None => self.ins[ir.nets[*n].body].clone(),
+                None => self.ins[ir.nets[*n].body].to_vec(),
             },
             IrKind::Identity | IrKind::Error => vec![Vec::new()],
             IrKind::Filter(f) => vec![f.pattern.clone()],
@@ -164,21 +178,19 @@ impl<'ir> Infer<'ir> {
             IrKind::Serial(a, b) => {
                 let (a, b) = (*a, *b);
                 let mut t = TyBuilder::default();
-                let in_b = self.ins[b].clone();
-                let in_b = if in_b.is_empty() {
-                    vec![Vec::new()]
-                } else {
-                    in_b
-                };
-                for v in self.ins[a].clone() {
-                    let outs = self.output(a, &v);
+                let in_b = Rc::clone(&self.ins[b]);
+                let empty = vec![Vec::new()];
+                let in_b: &Ty = if in_b.is_empty() { &empty } else { &in_b };
+                let in_a = Rc::clone(&self.ins[a]);
+                for v in in_a.iter() {
+                    let outs = self.output(a, v);
                     if outs.is_empty() {
                         t.push(v.clone());
                         continue;
                     }
                     for o in &outs {
-                        for w in &in_b {
-                            t.push(union(&v, &minus(w, o)));
+                        for w in in_b {
+                            t.push(union(v, &minus(w, o)));
                         }
                     }
                     if t.full() {
@@ -190,14 +202,14 @@ impl<'ir> Infer<'ir> {
             IrKind::Par { branches, .. } => {
                 let mut t = TyBuilder::default();
                 for b in branches {
-                    for v in &self.ins[*b] {
+                    for v in self.ins[*b].iter() {
                         t.push(v.clone());
                     }
                 }
                 t.list
             }
             IrKind::Star { body, exits, .. } => {
-                let mut t = self.ins[*body].clone();
+                let mut t = self.ins[*body].to_vec();
                 for p in exits {
                     push_unique(&mut t, p.labels.clone());
                 }
@@ -209,25 +221,25 @@ impl<'ir> Infer<'ir> {
                     vec![vec![*index]]
                 } else {
                     let mut t = Ty::new();
-                    for v in inb {
+                    for v in inb.iter() {
                         push_unique(&mut t, union(v, &[*index]));
                     }
                     t
                 }
             }
-            IrKind::Feedback { body, .. } | IrKind::At { body, .. } => self.ins[*body].clone(),
+            IrKind::Feedback { body, .. } | IrKind::At { body, .. } => self.ins[*body].to_vec(),
         };
         self.cap(id, t)
     }
 
     /// `out(E, v)`: the explicitly produced variants for input variant `v`.
     pub(crate) fn output(&mut self, id: IrId, v: &Variant) -> Ty {
-        if let Some(t) = self.outs.get(&(id, v.clone())) {
+        if let Some(t) = self.outs[id].get(v) {
             return t.clone();
         }
         let t = crate::grow(|| self.compute_out(id, v));
         let t = self.cap(id, t);
-        self.outs.insert((id, v.clone()), t.clone());
+        self.outs[id].insert(v.clone(), t.clone());
         t
     }
 
@@ -281,7 +293,7 @@ impl<'ir> Infer<'ir> {
             IrKind::Serial(a, b) => {
                 let (a, b) = (*a, *b);
                 let outs_a = self.output(a, v);
-                let in_b = self.ins[b].clone();
+                let in_b = Rc::clone(&self.ins[b]);
                 if in_b.is_empty() {
                     return outs_a;
                 }
@@ -290,10 +302,10 @@ impl<'ir> Infer<'ir> {
                 } else {
                     outs_a
                 };
-                let per_w: Vec<(Variant, Ty)> = in_b
-                    .into_iter()
+                let per_w: Vec<(&Variant, Ty)> = in_b
+                    .iter()
                     .map(|w| {
-                        let o = self.output(b, &w);
+                        let o = self.output(b, w);
                         (w, o)
                     })
                     .collect();
@@ -376,13 +388,10 @@ impl<'ir> Infer<'ir> {
     /// All output variants of node `id` over its input variants.
     pub(crate) fn all_outputs(&mut self, id: IrId) -> Ty {
         let mut t = Ty::new();
-        let ins = self.ins[id].clone();
-        let ins = if ins.is_empty() {
-            vec![Vec::new()]
-        } else {
-            ins
-        };
-        for v in &ins {
+        let ins = Rc::clone(&self.ins[id]);
+        let empty = vec![Vec::new()];
+        let ins: &Ty = if ins.is_empty() { &empty } else { &ins };
+        for v in ins {
             for o in self.output(id, v) {
                 push_unique(&mut t, o);
             }

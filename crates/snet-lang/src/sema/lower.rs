@@ -14,6 +14,18 @@ use snet_core::net::{Net, Node, NodeId, NodeKind};
 use std::collections::HashMap;
 use std::sync::Arc;
 
+/// Computes the inferred types of every lowered node (for `snet graph`).
+pub(crate) fn node_types(ir: &Ir, ir_of: &[IrId]) -> Vec<NodeTypes> {
+    let mut inf = Infer::new(ir);
+    ir_of
+        .iter()
+        .map(|id| NodeTypes {
+            input: inf.input(*id).clone(),
+            output: inf.all_outputs(*id),
+        })
+        .collect()
+}
+
 /// Inferred types of a lowered node, for `snet graph`.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct NodeTypes {
@@ -25,10 +37,10 @@ pub(crate) struct NodeTypes {
 
 pub(crate) struct Lowering<'a, 'i> {
     ir: &'a Ir,
-    inf: &'a mut Infer<'i>,
+    inf: &'a Infer<'i>,
     file: &'a SourceFile,
     nodes: Vec<Node>,
-    types: Vec<NodeTypes>,
+    ir_of: Vec<IrId>,
     boxes: Vec<BoxSig>,
     box_ids: HashMap<usize, usize>,
     nets: HashMap<usize, NodeId>,
@@ -37,13 +49,13 @@ pub(crate) struct Lowering<'a, 'i> {
 }
 
 impl<'a, 'i> Lowering<'a, 'i> {
-    pub(crate) fn new(ir: &'a Ir, inf: &'a mut Infer<'i>, file: &'a SourceFile) -> Self {
+    pub(crate) fn new(ir: &'a Ir, inf: &'a Infer<'i>, file: &'a SourceFile) -> Self {
         Lowering {
             ir,
             inf,
             file,
             nodes: Vec::new(),
-            types: Vec::new(),
+            ir_of: Vec::new(),
             boxes: Vec::new(),
             box_ids: HashMap::new(),
             nets: HashMap::new(),
@@ -51,8 +63,9 @@ impl<'a, 'i> Lowering<'a, 'i> {
         }
     }
 
-    /// Lowers net `entry` and returns the graph and the per-node types.
-    pub(crate) fn run(mut self, entry: usize) -> (Net, Vec<NodeTypes>, Vec<usize>) {
+    /// Lowers net `entry`; returns the graph, the IR node of each graph node, and the
+    /// boxes used.
+    pub(crate) fn run(mut self, entry: usize) -> (Net, Vec<IrId>, Vec<usize>) {
         let root = self.net(entry);
         let net = Net {
             nodes: self.nodes,
@@ -60,7 +73,7 @@ impl<'a, 'i> Lowering<'a, 'i> {
             boxes: self.boxes,
             entry: self.ir.nets[entry].name.clone(),
         };
-        (net, self.types, self.used_boxes)
+        (net, self.ir_of, self.used_boxes)
     }
 
     fn net(&mut self, n: usize) -> NodeId {
@@ -79,9 +92,7 @@ impl<'a, 'i> Lowering<'a, 'i> {
             loc,
             name: name.into(),
         });
-        let input = self.inf.input(ir_id).clone();
-        let output = self.inf.all_outputs(ir_id);
-        self.types.push(NodeTypes { input, output });
+        self.ir_of.push(ir_id);
         (self.nodes.len() - 1) as NodeId
     }
 
