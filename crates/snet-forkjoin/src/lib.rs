@@ -115,7 +115,7 @@ pub use job::Panic;
 #[cfg(not(loom))]
 pub use join::join;
 #[cfg(not(loom))]
-pub use range::{current_num_threads, for_each, for_each_with_grain};
+pub use range::{current_num_threads, current_worker_index, for_each, for_each_with_grain};
 #[cfg(not(loom))]
 pub use registry::{Pool, PoolBuilder, PoolStats};
 #[cfg(not(loom))]

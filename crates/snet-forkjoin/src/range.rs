@@ -46,3 +46,8 @@ where
 pub fn current_num_threads() -> usize {
     WorkerThread::current().map_or(1, |w| w.registry().num_threads())
 }
+
+/// Index of the pool worker running the caller, if it runs on one.
+pub fn current_worker_index() -> Option<usize> {
+    WorkerThread::current().map(|w| w.index())
+}

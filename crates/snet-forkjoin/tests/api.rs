@@ -302,3 +302,29 @@ fn parks_and_steals_happen_and_are_counted() {
     assert!(st.steals > 0, "{st:?}");
     assert!(st.fibers >= 2, "{st:?}");
 }
+
+#[test]
+fn worker_index_and_thread_count_are_visible_inside_jobs() {
+    assert_eq!(snet_forkjoin::current_worker_index(), None);
+    assert_eq!(snet_forkjoin::current_num_threads(), 1);
+    let pool = Pool::new(3).unwrap();
+    let (idx, n) = pool.install(|| {
+        (
+            snet_forkjoin::current_worker_index(),
+            snet_forkjoin::current_num_threads(),
+        )
+    });
+    assert!(idx.is_some_and(|i| i < 3));
+    assert_eq!(n, 3);
+}
+
+#[test]
+fn install_into_another_pool_from_a_worker() {
+    let a = Pool::new(2).unwrap();
+    let b = Pool::new(2).unwrap();
+    let v = a.install(|| {
+        let (x, y) = join(|| b.install(|| fib(20)), || fib(19));
+        x + y
+    });
+    assert_eq!(v, 6765 + 4181);
+}
