@@ -5,7 +5,8 @@
 //! * `pass ((x, <t>) -> (x, <t>))` re-emits its field and `t + 1`;
 //! * `make ((x, <t>) -> (y, <t>))` reads the int, creates a new int object, frees `x`.
 //!
-//! Prints ns/call (median of several runs) and the extra cost of C per call.
+//! Prints the build time (cold and cached), then ns/call (minimum and median of several
+//! runs) and the extra cost of C per call.
 //! Run: `cargo bench -p snet-c4snet --bench call_cost`.
 
 use snet_c4snet::{load_boxes, BuildOptions};
@@ -93,21 +94,53 @@ fn main() {
         cache_dir: Some(dir.join("cache")),
         ..BuildOptions::default()
     };
-    let boxes = load_boxes(&[sig("pass", "x"), sig("make", "y")], &[src], &opts)
-        .unwrap_or_else(|e| panic!("{e}"));
+    let sigs = [sig("pass", "x"), sig("make", "y")];
+    let t0 = Instant::now();
+    let cold = load_boxes(&sigs, &[src.clone()], &opts).unwrap_or_else(|e| panic!("{e}"));
+    let t1 = Instant::now();
+    let boxes = load_boxes(&sigs, &[src], &opts).unwrap_or_else(|e| panic!("{e}"));
+    let t2 = Instant::now();
+    println!(
+        "build: cold {:.0} ms ({} compiler runs), cached {:.2} ms ({} compiler runs)",
+        (t1 - t0).as_secs_f64() * 1e3,
+        cold.compiler_runs(),
+        (t2 - t1).as_secs_f64() * 1e3,
+        boxes.compiler_runs()
+    );
+    drop(cold);
     let c_pass = boxes.table().get("pass").expect("pass").clone();
     let c_make = boxes.table().get("make").expect("make").clone();
 
     let n = 200_000;
     let runs = 41;
     let x = Value::int(1);
-    // Warm up caches and the allocator.
-    measure(&*c_pass, &x, n);
-    measure(&rust_pass, &x, n);
     println!(
         "C box call cost vs the same box in Rust ({runs} alternating runs of {n} calls; \
          min and median ns/call)"
     );
+    // `SNET_BENCH_ONLY=c|rust SNET_BENCH_BOX=pass|make SNET_BENCH_CALLS=N` runs one box on
+    // one side only, for counting instructions (e.g. `valgrind --tool=callgrind`), which
+    // measures the work independently of machine load.
+    if let Ok(only) = std::env::var("SNET_BENCH_ONLY") {
+        let which = std::env::var("SNET_BENCH_BOX").unwrap_or_else(|_| "pass".into());
+        let calls = std::env::var("SNET_BENCH_CALLS")
+            .ok()
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(n);
+        let f: &dyn BoxFn = match (only.as_str(), which.as_str()) {
+            ("c", "pass") => &*c_pass,
+            ("c", _) => &*c_make,
+            (_, "pass") => &rust_pass,
+            _ => &rust_make,
+        };
+        let t = measure(f, &x, calls);
+        println!("{only} {which}: {t:.1} ns/call over {calls} calls");
+        let _ = std::fs::remove_dir_all(&dir);
+        return;
+    }
+    // Warm up caches and the allocator.
+    measure(&*c_pass, &x, n);
+    measure(&rust_pass, &x, n);
     for (name, c, r) in [
         ("pass (re-emit field)", &*c_pass, &rust_pass as &dyn BoxFn),
         ("make (new int object)", &*c_make, &rust_make as &dyn BoxFn),
