@@ -96,7 +96,8 @@ fn main() {
     };
     let sigs = [sig("pass", "x"), sig("make", "y")];
     let t0 = Instant::now();
-    let cold = load_boxes(&sigs, &[src.clone()], &opts).unwrap_or_else(|e| panic!("{e}"));
+    let cold =
+        load_boxes(&sigs, std::slice::from_ref(&src), &opts).unwrap_or_else(|e| panic!("{e}"));
     let t1 = Instant::now();
     let boxes = load_boxes(&sigs, &[src], &opts).unwrap_or_else(|e| panic!("{e}"));
     let t2 = Instant::now();
