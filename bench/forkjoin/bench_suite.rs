@@ -7,6 +7,7 @@
 //! ```
 //!
 //! `--madvise` adds a table of T2 under each madvise policy (seed 002 §5.2.3);
+//! `--barrier` adds T1/T2 with the symmetric and the asymmetric deque barrier;
 //! `--stacks` prints the stack-pool micro-benchmark.
 
 mod kernels;
@@ -369,6 +370,44 @@ fn madvise_table(list: &[Bench], runs: usize) -> String {
     s
 }
 
+/// T1 and T2 with the symmetric (fence on every pop) and asymmetric (membarrier on
+/// steals) deque barriers.
+fn barrier_table(list: &[Bench], runs: usize) -> String {
+    use snet_forkjoin::BarrierMode;
+    let mut s = String::from(
+        "| benchmark | T1 symmetric s | T1 asymmetric s | T2 symmetric s | T2 asymmetric s | steals T2 (asym) |\n|---|---|---|---|---|---|\n",
+    );
+    for b in list {
+        let run = b.run;
+        let expect = run(Backend::Serial).1;
+        let tol = tolerance(b.name);
+        let mut cells = vec![];
+        let mut steals = 0;
+        for threads in [1, 2] {
+            for mode in [BarrierMode::Symmetric, BarrierMode::Asymmetric] {
+                let pool = Pool::builder()
+                    .threads(threads)
+                    .barrier(mode)
+                    .build()
+                    .expect("pool");
+                pool.install(|| run(Backend::Snet));
+                let before = pool.stats().steals;
+                cells.push(time_runs(runs, expect, tol, &|| {
+                    pool.install(|| run(Backend::Snet))
+                }));
+                if threads == 2 && mode == BarrierMode::Asymmetric {
+                    steals = (pool.stats().steals - before) / runs;
+                }
+            }
+        }
+        s.push_str(&format!(
+            "| {} | {:.3} | {:.3} | {:.3} | {:.3} | {} |\n",
+            b.name, cells[0], cells[1], cells[2], cells[3], steals
+        ));
+    }
+    s
+}
+
 /// Stack pool micro-benchmark: amortised cost of acquire+release through a worker's
 /// cache, of the global pool, of a fresh mapping, and of a whole stackful task
 /// (acquire, create coroutine, run to completion, release).
@@ -434,6 +473,7 @@ fn main() {
     let mut write: Option<String> = None;
     let mut madvise = false;
     let mut stacks = false;
+    let mut barrier = false;
     let mut i = 0;
     while i < args.len() {
         match args[i].as_str() {
@@ -451,6 +491,7 @@ fn main() {
             }
             "--madvise" => madvise = true,
             "--stacks" => stacks = true,
+            "--barrier" => barrier = true,
             a => panic!("unknown argument {a}"),
         }
         i += 1;
@@ -476,6 +517,10 @@ fn main() {
     if madvise {
         out.push_str("\nT2 by madvise policy (seed 002 §5.2.3):\n\n");
         out.push_str(&madvise_table(&list, runs));
+    }
+    if barrier {
+        out.push_str("\nDeque barrier: symmetric vs asymmetric (membarrier):\n\n");
+        out.push_str(&barrier_table(&list, runs));
     }
     if stacks {
         out.push_str("\nStack pool:\n\n");

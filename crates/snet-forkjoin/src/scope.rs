@@ -115,10 +115,13 @@ impl<'scope> Scope<'scope> {
         let owner = s.owner.as_ref().map(|(i, r)| (*i, r.clone()));
         let slot: *const ParkSlot = &s.park;
         if s.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
-            let (index, registry) = owner.expect("a parked scope has an owner");
-            // SAFETY: the body arrived early and parks on `slot`; we do not touch the
-            // scope after this push.
-            unsafe { WorkerThread::make_ready(&registry, index, slot) };
+            // The body arrived early. On a pool it parks on `slot`; off a pool it polls
+            // `pending` and needs nothing from us.
+            if let Some((index, registry)) = owner {
+                // SAFETY: the body's fiber parks on `slot`; we do not touch the scope
+                // after this push.
+                unsafe { WorkerThread::make_ready(&registry, index, slot) };
+            }
         }
     }
 }
@@ -153,10 +156,22 @@ where
         if s.pending.fetch_sub(1, Ordering::AcqRel) != 1 {
             w.park(&s.park);
         }
-    } else {
-        // Off a pool every child already ran inline.
-        let left = s.pending.fetch_sub(1, Ordering::AcqRel);
-        debug_assert_eq!(left, 1);
+    } else if s.pending.fetch_sub(1, Ordering::AcqRel) != 1 {
+        // Off a pool, children spawned here ran inline; but a child may have been
+        // spawned from a pool worker (say, inside `Pool::install` in the body). This
+        // thread has no fiber to park: block until the count drains.
+        let mut spins = 0u32;
+        // Acquire: pairs with the children's AcqRel decrements.
+        while s.pending.load(Ordering::Acquire) != 0 {
+            spins += 1;
+            if spins < 100 {
+                std::hint::spin_loop();
+            } else if spins < 200 {
+                std::thread::yield_now();
+            } else {
+                std::thread::sleep(std::time::Duration::from_micros(50));
+            }
+        }
     }
     let p = s.panic.swap(ptr::null_mut(), Ordering::Acquire);
     let child_panic = if p.is_null() {

@@ -328,3 +328,21 @@ fn install_into_another_pool_from_a_worker() {
     });
     assert_eq!(v, 6765 + 4181);
 }
+
+#[test]
+fn off_pool_scope_waits_for_children_spawned_on_a_pool() {
+    let pool = Pool::new(2).unwrap();
+    let done = AtomicUsize::new(0);
+    scope(|s| {
+        for _ in 0..4 {
+            pool.install(|| {
+                let done = &done;
+                s.spawn(move |_| {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                    done.fetch_add(1, Ordering::SeqCst);
+                });
+            });
+        }
+    });
+    assert_eq!(done.load(Ordering::SeqCst), 4);
+}
