@@ -87,23 +87,21 @@ pub fn invoke(
 ) -> Result<usize, RunError> {
     let (args, rest, mode) = match (&sig.input, input) {
         (Some(labels), Some(mut x)) => {
-            let shown = format!("{x:?}");
+            if let Some(l) = labels.iter().find(|l| !x.has(**l)) {
+                return Err(RunError::new(
+                    format!("box `{}` ({loc})", sig.name),
+                    Some(format!("{x:?}")),
+                    format!("record lacks input label {l}"),
+                ));
+            }
             let mut args = Vec::with_capacity(labels.len());
             for l in labels {
                 let a = match l.kind() {
                     LabelKind::Field => x.take_field(*l).map(Arg::Field),
                     _ => x.take_tag(*l).map(Arg::Tag),
                 };
-                match a {
-                    Some(a) => args.push(a),
-                    None => {
-                        return Err(RunError::new(
-                            format!("box `{}` ({loc})", sig.name),
-                            Some(shown),
-                            format!("record lacks input label {l}"),
-                        ))
-                    }
-                }
+                // Present: checked above.
+                args.extend(a);
             }
             // Binding tags are never inherited; drop them from the rest.
             let mode = x.mode;

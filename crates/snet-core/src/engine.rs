@@ -134,7 +134,7 @@ impl Counters {
     }
     fn flight(&self, d: i64) {
         let now = self.in_flight.fetch_add(d, Ordering::Relaxed) + d;
-        if d > 0 {
+        if d > 0 && now > self.peak.load(Ordering::Relaxed) {
             self.peak.fetch_max(now, Ordering::Relaxed);
         }
     }

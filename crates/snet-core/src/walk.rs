@@ -40,33 +40,48 @@ pub enum Step {
 }
 
 /// The shared, engine-independent part of a run: the net, its boxes and the counters.
-#[derive(Debug)]
 pub struct Walker<'a> {
     /// The program.
     pub net: &'a Net,
     /// Box implementations.
     pub boxes: &'a BoxTable,
+    /// Box implementations by box index (resolved once, no lookup per call).
+    fns: Vec<Arc<dyn crate::boxes::BoxFn>>,
     /// Instance creation counter.
     pub insts: InstCounter,
     /// Run counters.
     pub counters: Counters,
 }
 
+impl std::fmt::Debug for Walker<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Walker")
+            .field("entry", &self.net.entry)
+            .field("counters", &self.counters)
+            .finish()
+    }
+}
+
 impl<'a> Walker<'a> {
     /// A walker for `net` with `boxes`. Fails if a box of the net is not bound.
     pub fn new(net: &'a Net, boxes: &'a BoxTable) -> Result<Walker<'a>, RunError> {
+        let mut fns = Vec::with_capacity(net.boxes.len());
         for b in &net.boxes {
-            if !boxes.contains(&b.name) {
-                return Err(RunError::new(
-                    format!("box `{}`", b.name),
-                    None,
-                    "no implementation is bound to this box",
-                ));
+            match boxes.get(&b.name) {
+                Some(f) => fns.push(f.clone()),
+                None => {
+                    return Err(RunError::new(
+                        format!("box `{}`", b.name),
+                        None,
+                        "no implementation is bound to this box",
+                    ))
+                }
             }
         }
         Ok(Walker {
             net,
             boxes,
+            fns,
             insts: InstCounter::default(),
             counters: Counters::default(),
         })
@@ -117,20 +132,10 @@ impl<'a> Walker<'a> {
         };
         let sig = &self.net.boxes[bi];
         let node = self.net.node(leaf.node);
-        let f = self
-            .boxes
-            .get(&sig.name)
-            .ok_or_else(|| {
-                RunError::new(
-                    format!("box `{}`", sig.name),
-                    None,
-                    "no implementation bound",
-                )
-            })?
-            .clone();
+        let f = &self.fns[bi];
         self.counters.box_calls.inc();
         let had_input = input.is_some();
-        box_call::invoke(sig, &node.loc, &*f, input, &ctx, &mut |tok| {
+        box_call::invoke(sig, &node.loc, &**f, input, &ctx, &mut |tok| {
             self.counters.produced(1);
             self.walk(Pos::Leave(leaf.clone()), tok, sink)
         })?;
@@ -142,7 +147,7 @@ impl<'a> Walker<'a> {
         if released.is_empty() {
             return Ok(());
         }
-        let mut stack = Vec::new();
+        let mut stack = WalkStack::default();
         push_drains(&mut stack, released);
         self.run_stack(stack, sink)
     }
@@ -203,10 +208,12 @@ impl<'a> Walker<'a> {
 
     /// Walks `tok` from `pos` until every record it becomes has ended somewhere.
     pub fn walk(&self, pos: Pos, tok: Token, sink: &mut dyn FnMut(Step)) -> Result<(), RunError> {
-        self.run_stack(vec![Item::At(pos, tok)], sink)
+        let mut stack = WalkStack::default();
+        stack.push(Item::At(pos, tok));
+        self.run_stack(stack, sink)
     }
 
-    fn run_stack(&self, mut stack: Vec<Item>, sink: &mut dyn FnMut(Step)) -> Result<(), RunError> {
+    fn run_stack(&self, mut stack: WalkStack, sink: &mut dyn FnMut(Step)) -> Result<(), RunError> {
         let mut outs: Vec<Record> = Vec::new();
         while let Some(item) = stack.pop() {
             let (pos, mut tok) = match item {
@@ -407,12 +414,32 @@ impl<'a> Walker<'a> {
         Ok(())
     }
 
-    fn collect_and_leave(&self, inst: &Arc<Inst>, tok: Token, stack: &mut Vec<Item>) {
+    fn collect_and_leave(&self, inst: &Arc<Inst>, tok: Token, stack: &mut WalkStack) {
         let mut released = Released::new();
         match inst.collect(tok, &mut released) {
             Err(tok) => stack.push(Item::At(Pos::Leave(inst.clone()), tok)),
             Ok(()) => push_drains(stack, released),
         }
+    }
+}
+
+/// The walk's LIFO of pending items; the top item is kept out of the vector so that the
+/// common case (one record walking on alone) never allocates.
+#[derive(Default)]
+struct WalkStack {
+    top: Option<Item>,
+    rest: Vec<Item>,
+}
+
+impl WalkStack {
+    fn push(&mut self, item: Item) {
+        if let Some(prev) = self.top.replace(item) {
+            self.rest.push(prev);
+        }
+    }
+
+    fn pop(&mut self) -> Option<Item> {
+        self.top.take().or_else(|| self.rest.pop())
     }
 }
 
@@ -427,7 +454,7 @@ enum Item {
 }
 
 /// Schedules drains so that the first collector in `released` drains first.
-fn push_drains(stack: &mut Vec<Item>, released: Released) {
+fn push_drains(stack: &mut WalkStack, released: Released) {
     for inst in released.into_iter().rev() {
         stack.push(Item::Drain(inst));
     }

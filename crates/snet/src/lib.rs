@@ -13,9 +13,7 @@
 //! # Ok::<(), snet::Error>(())
 //! ```
 
-use snet_core::{
-    BoxFailure, BoxFn, BoxSig, Emitter, Engine, Label, LabelKind, RecordSink, RecordSource,
-};
+use snet_core::{BoxFailure, BoxFn, Emitter, Engine, Label, LabelKind, RecordSink, RecordSource};
 use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
@@ -91,14 +89,15 @@ impl EngineKind {
 /// The input of one Rust box invocation: the box's input labels, by name.
 #[derive(Debug)]
 pub struct BoxInput<'a> {
-    sig: &'a BoxSig,
+    names: &'a [(LabelKind, &'static str)],
     args: Vec<Arg>,
 }
 
 impl BoxInput<'_> {
     fn position(&self, kind: LabelKind, name: &str) -> Option<usize> {
-        let l = Label::new(kind, name);
-        self.sig.input.as_ref()?.iter().position(|x| *x == l)
+        self.names
+            .iter()
+            .position(|(k, n)| *k == kind && *n == name)
     }
     /// Field `name` (None if the box has no such input field or it is NULL).
     pub fn field(&self, name: &str) -> Option<&Value> {
@@ -180,7 +179,9 @@ impl ArgExt for Arg {
 }
 
 struct RustBox<F> {
-    sig: BoxSig,
+    /// Input label kinds and names in declaration order (looked up by name per call
+    /// without touching the interner).
+    names: Vec<(LabelKind, &'static str)>,
     f: F,
 }
 
@@ -190,7 +191,7 @@ where
 {
     fn invoke(&self, args: Vec<Arg>, out: &mut dyn Emitter) -> Result<(), BoxFailure> {
         let input = BoxInput {
-            sig: &self.sig,
+            names: &self.names,
             args,
         };
         (self.f)(&input, &mut BoxOutput { em: out })
@@ -262,7 +263,13 @@ impl Program {
             .find(|b| b.name == name)
             .cloned()
             .ok_or_else(|| Error::Bind(format!("the program has no box named `{name}`")))?;
-        self.boxes.insert(name, Arc::new(RustBox { sig, f }));
+        let names = sig
+            .input
+            .iter()
+            .flatten()
+            .map(|l: &Label| (l.kind(), l.name()))
+            .collect();
+        self.boxes.insert(name, Arc::new(RustBox { names, f }));
         Ok(())
     }
 
