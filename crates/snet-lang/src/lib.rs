@@ -30,7 +30,7 @@
 //! | E0303 / E0304 | unknown type / typesig name |
 //! | E0305 | undefined network or box |
 //! | E0307 | no entry network |
-//! | E0308 / E0309 / E0310 | pass-through qualifier on a binding tag / twice / at all (not supported) |
+//! | E0308 / E0309 | pass-through qualifier on a binding tag / twice on one label |
 //! | E0311 | label listed twice in a box type or record type |
 //! | E0312 | unsupported box interface |
 //! | E0401 | operand type mismatch in a tag expression |

@@ -161,3 +161,24 @@ fn lowering_shapes() {
     assert_eq!(&*net.node(net.root).loc, "l.snet:2:59");
     assert_eq!(net.entry, "l");
 }
+
+#[test]
+fn pass_through_qualifiers_reattach_the_labels() {
+    // Separate and fused (`<t>=` lexes as `<t` `>=`) qualifiers.
+    let c = compile(
+        "p",
+        "net p { box f((a =, <t>=, c) -> (b) | (a, x)); } connect f;",
+    );
+    assert_eq!(c.signature, "{a, c, <t>} -> {a, b, <t>} | {a, x, <t>}");
+    let net = &c.net;
+    // pre-filter .. (box .. restore) with the box still receiving all three labels.
+    let NodeKind::Serial(pre, rest) = &net.node(net.root).kind else {
+        panic!()
+    };
+    assert!(matches!(net.node(*pre).kind, NodeKind::Filter(_)));
+    let NodeKind::Serial(bx, _) = &net.node(*rest).kind else {
+        panic!()
+    };
+    assert!(matches!(net.node(*bx).kind, NodeKind::Box(0)));
+    assert_eq!(net.boxes[0].input.as_ref().map(Vec::len), Some(3));
+}

@@ -25,6 +25,8 @@ pub(crate) struct BoxInfo {
     pub(crate) scope: usize,
     /// Interface from metadata (filled after resolution).
     pub(crate) interface: Option<String>,
+    /// Input labels with a pass-through qualifier `=` (§7.3.6).
+    pub(crate) passthrough: Vec<Label>,
 }
 
 /// A declared signature: mappings from input variants to output variants.

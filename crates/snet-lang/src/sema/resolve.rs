@@ -152,6 +152,13 @@ impl<'a> Resolver<'a> {
             self.check_dup_labels(o, "box output variant");
         }
         let intern = |ls: &[ast::LabelRef]| ls.iter().map(convert::label).collect::<Vec<Label>>();
+        let passthrough = b
+            .input
+            .iter()
+            .flatten()
+            .filter(|l| l.qualifiers == 1 && l.label.kind != LabelKind::BTag)
+            .map(|l| convert::label(&l.label))
+            .collect();
         let info = BoxInfo {
             name: b.name.name.clone(),
             span: b.name.span,
@@ -159,6 +166,7 @@ impl<'a> Resolver<'a> {
             outputs: b.outputs.iter().map(|o| intern(o)).collect(),
             scope,
             interface: None,
+            passthrough,
         };
         if let Some((_, prev)) = self.scopes[scope].nets.get(&b.name.name) {
             let prev = *prev;
@@ -209,15 +217,7 @@ impl<'a> Resolver<'a> {
             )
             .primary(l.qualifier_span, "a label can carry at most one `=`")
         } else {
-            Diagnostic::error(
-                "E0310",
-                format!(
-                    "pass-through input qualifier `{}=` is not supported",
-                    show_label(&l.label)
-                ),
-            )
-            .primary(l.qualifier_span, "optional feature (spec §7.3.6)")
-            .help("remove the `=` and emit the label explicitly in the output variants")
+            return;
         };
         self.diags.push(d);
     }
@@ -432,6 +432,9 @@ impl<'a> Resolver<'a> {
     fn expr_inner(&mut self, scope: usize, e: &Expr) -> IrId {
         match &e.kind {
             ExprKind::Ref(id) => match self.lookup_net(scope, &id.name) {
+                Some(Entity::Box(b)) if !self.ir.boxes[b].passthrough.is_empty() => {
+                    self.passthrough_box(b, e.span)
+                }
                 Some(Entity::Box(b)) => self.ir.push(IrKind::Box(b), e.span),
                 Some(Entity::Net(n)) => self.ir.push(IrKind::Net(n), e.span),
                 None => {
@@ -509,6 +512,81 @@ impl<'a> Resolver<'a> {
             }
             ExprKind::Error => self.ir.push(IrKind::Error, e.span),
         }
+    }
+
+    /// A box with pass-through input labels `P` (`(a=, <t>=)`, spec §7.3.6): the box
+    /// receives them, and every output gets them back unless it emits them itself.
+    /// Lowered as `pre .. box .. post`: `pre` keeps a hidden copy of each label of `P`
+    /// (the box does not consume it, so flow inheritance carries it to every output);
+    /// `post` restores each label from its copy, or drops the copy when the output has
+    /// the label already (explicit labels win, §7.3.2).
+    fn passthrough_box(&mut self, b: usize, span: Span) -> IrId {
+        use snet_core::net::{Filter, OutItem};
+        let labels = self.ir.boxes[b].passthrough.clone();
+        let hidden = |l: Label| Label::new(l.kind(), &format!("{}~pass", l.name()));
+        let copy = |to: Label, from: Label| match to.kind() {
+            LabelKind::Field => OutItem::Field { to, from },
+            _ => OutItem::Tag {
+                to,
+                value: Some(snet_core::TagExpr::Label(from)),
+            },
+        };
+        let filter = |pattern: Vec<Label>, items: Vec<OutItem>| {
+            IrKind::Filter(Filter {
+                pattern: variant_of(&pattern),
+                guards: Vec::new(),
+                default: vec![items],
+            })
+        };
+        let mut pre_items = Vec::new();
+        for l in &labels {
+            pre_items.push(copy(*l, *l));
+            pre_items.push(copy(hidden(*l), *l));
+        }
+        let pre = self.ir.push(filter(labels.clone(), pre_items), span);
+        let bx = self.ir.push(IrKind::Box(b), span);
+        let mut posts = Vec::new();
+        for l in &labels {
+            let h = hidden(*l);
+            let keep = self.ir.push(filter(vec![*l, h], vec![copy(*l, *l)]), span);
+            let restore = self.ir.push(filter(vec![h], vec![copy(*l, h)]), span);
+            let rest = self.ir.push(IrKind::Identity, span);
+            posts.push(self.ir.push(
+                IrKind::Par {
+                    det: false,
+                    branches: vec![keep, restore, rest],
+                },
+                span,
+            ));
+        }
+        let mut acc = posts.pop().unwrap_or(bx);
+        while let Some(p) = posts.pop() {
+            acc = self.ir.push(IrKind::Serial(p, acc), span);
+        }
+        let acc = self.ir.push(IrKind::Serial(bx, acc), span);
+        let body = self.ir.push(IrKind::Serial(pre, acc), span);
+        // For inference the whole is the box with `P` added to each output variant:
+        // a net with that declared signature (hidden labels never show).
+        let bx_info = &self.ir.boxes[b];
+        let input = variant_of(bx_info.input.as_deref().unwrap_or(&[]));
+        let outputs = bx_info
+            .outputs
+            .iter()
+            .map(|o| variant_of(&[o.as_slice(), labels.as_slice()].concat()))
+            .collect();
+        self.ir.nets.push(NetInfo {
+            name: bx_info.name.clone(),
+            name_span: bx_info.span,
+            sig: Some(Sig {
+                maps: vec![SigMap {
+                    inputs: vec![input],
+                    outputs: Some(outputs),
+                }],
+            }),
+            body,
+        });
+        let net = self.ir.nets.len() - 1;
+        self.ir.push(IrKind::Net(net), span)
     }
 
     fn undefined_net(&mut self, scope: usize, id: &ast::Ident) {
