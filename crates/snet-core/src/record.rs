@@ -7,6 +7,7 @@
 
 use crate::label::{Label, LabelKind};
 use crate::value::Value;
+use smallvec::SmallVec;
 use std::fmt;
 
 /// A field payload: a value, or `None` for a `NULL` field emitted by a C box (spec §12.5
@@ -26,9 +27,9 @@ pub enum DataMode {
 /// A data record.
 #[derive(Clone, Default, PartialEq)]
 pub struct Record {
-    fields: Vec<(Label, Field)>,
-    tags: Vec<(Label, i32)>,
-    btags: Vec<(Label, i32)>,
+    fields: SmallVec<[(Label, Field); 2]>,
+    tags: SmallVec<[(Label, i32); 3]>,
+    btags: SmallVec<[(Label, i32); 3]>,
     /// Data mode (textual unless read from a binary-mode record).
     pub mode: DataMode,
 }
