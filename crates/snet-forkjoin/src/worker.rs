@@ -342,10 +342,17 @@ impl WorkerThread {
     /// Parks the running fiber until the join behind `slot` is resolved and the slot
     /// has been made ready (pushed to this worker's mailbox by the last finisher).
     ///
-    /// Must be called from a fiber of this worker whose deque entries have all been
-    /// taken (the caller found its own continuation stolen).
+    /// The deque must only ever hold entries of the fiber that is running (a join pops
+    /// back exactly what it pushed, or finds it stolen). A join parks only after an
+    /// empty pop, but a scope may park with entries of enclosing joins still in the
+    /// deque (when a child was spawned into it from another pool). Those entries are
+    /// taken out while the fiber is parked and pushed back, in order, on resumption;
+    /// thieves may take any of them before that, as usual.
     pub(crate) fn park(&self, slot: &ParkSlot) {
-        debug_assert_eq!(self.deque.len(), 0, "parking with own work in the deque");
+        let mut saved = Vec::new();
+        while let Some(j) = self.deque.pop() {
+            saved.push(j);
+        }
         let y = self.yielder.get();
         let marker = 0u8;
         let sp = std::hint::black_box(&marker) as *const u8 as usize;
@@ -357,6 +364,13 @@ impl WorkerThread {
             std::process::abort();
         }
         self.yielder.set(y);
+        debug_assert_eq!(self.deque.len(), 0, "resumed onto a non-empty deque");
+        for j in saved.into_iter().rev() {
+            if self.deque.push(j).is_err() {
+                // They fitted before and the deque is empty now.
+                std::process::abort();
+            }
+        }
     }
 
     /// Makes the fiber parked behind `slot` on worker `owner` ready (last finisher).

@@ -346,3 +346,31 @@ fn off_pool_scope_waits_for_children_spawned_on_a_pool() {
     });
     assert_eq!(done.load(Ordering::SeqCst), 4);
 }
+
+/// A scope inside a join half parks while the join's own frame is still in the deque
+/// (its only child runs on another pool); the frame must survive the park.
+#[test]
+fn scope_parks_with_enclosing_join_frame_in_the_deque() {
+    let a = Pool::new(1).unwrap();
+    let b = Pool::new(1).unwrap();
+    let done = AtomicUsize::new(0);
+    let (x, y) = a.install(|| {
+        join(
+            || {
+                scope(|s| {
+                    b.install(|| {
+                        let done = &done;
+                        s.spawn(move |_| {
+                            std::thread::sleep(std::time::Duration::from_millis(20));
+                            done.fetch_add(1, Ordering::SeqCst);
+                        });
+                    });
+                });
+                done.load(Ordering::SeqCst)
+            },
+            || fib(15),
+        )
+    });
+    assert_eq!((x, y), (1, 610));
+    assert_eq!(a.stats().parks, 1);
+}
