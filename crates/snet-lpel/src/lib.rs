@@ -59,6 +59,7 @@ pub use runtime::{
     current_task_id, current_worker, spawn, spawn_repeat, yield_now, BlockedTask, Quiescence,
     RunStats, Runtime, StartError, TaskFailure,
 };
+pub use stack_pool::release_pooled_stacks;
 pub use stream::{
     poll, poll_from, stream, stream_with, Consumer, Pollable, Producer, SendError, StreamMeta,
     StreamOptions, StreamRef, TryReadError, TryWriteError,

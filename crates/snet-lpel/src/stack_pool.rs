@@ -1,16 +1,47 @@
-//! A per-worker pool of coroutine stacks.
+//! Pools of coroutine stacks.
 //!
-//! Creating a stack is an `mmap` plus an `mprotect` for the guard page (~10 µs here);
-//! a finished task's stack goes back to its worker's pool and the next task spawned
-//! there reuses it, so the hot path does no system call. The guard page stays in place
-//! because the mapping is reused as is.
+//! Creating a stack is an `mmap` plus an `mprotect` for the guard page (~10 µs here).
+//! Each worker keeps a private free list; a finished task's stack goes back to it
+//! and the next task spawned there reuses it, so the hot path makes no system call.
+//! Workers exchange batches with a process-wide pool (one mutex acquisition per
+//! batch), so that stacks freed on one worker serve spawns on another and stacks
+//! outlive a runtime (the next runtime in the process starts warm). The guard page
+//! stays in place because mappings are reused as they are.
 
 use corosensei::stack::DefaultStack;
+use std::sync::Mutex;
 
-/// Stacks kept per worker at most; beyond that a finished task's stack is unmapped.
-const MAX_POOLED: usize = 4096;
+/// Stacks a worker keeps before handing half of them to the global pool.
+const LOCAL_MAX: usize = 1024;
+/// Stacks moved between a worker and the global pool at a time.
+const BATCH: usize = 64;
+/// Stacks kept process-wide per size (beyond that, stacks are unmapped).
+const GLOBAL_MAX: usize = 32 * 1024;
 
-/// Pool of equally sized stacks, owned by one worker thread.
+/// A stack that may move between threads: it is plain memory with no thread
+/// affinity once its coroutine has finished.
+struct SendStack(DefaultStack);
+
+// SAFETY: a pooled stack belongs to no coroutine (its coroutine completed and
+// returned it via `into_stack`); it is an anonymous memory mapping usable from any
+// thread.
+unsafe impl Send for SendStack {}
+
+static GLOBAL: Mutex<Vec<(usize, Vec<SendStack>)>> = Mutex::new(Vec::new());
+
+fn with_global<R>(size: usize, f: impl FnOnce(&mut Vec<SendStack>) -> R) -> R {
+    let mut g = GLOBAL.lock().unwrap_or_else(|e| e.into_inner());
+    let idx = match g.iter().position(|(s, _)| *s == size) {
+        Some(i) => i,
+        None => {
+            g.push((size, Vec::new()));
+            g.len() - 1
+        }
+    };
+    f(&mut g[idx].1)
+}
+
+/// A worker's pool of equally sized stacks.
 pub(crate) struct StackPool {
     size: usize,
     free: Vec<DefaultStack>,
@@ -36,26 +67,70 @@ impl StackPool {
         }
     }
 
-    /// A stack of at least `size` bytes: from the pool if it has the pooled size.
+    /// A stack of at least `size` bytes: pooled if `size` is the pool's size.
     pub(crate) fn take(&mut self, size: usize) -> std::io::Result<DefaultStack> {
         if size == self.size {
             if let Some(s) = self.free.pop() {
                 return Ok(s);
             }
+            let refill = with_global(size, |g| {
+                let k = g.len().saturating_sub(BATCH);
+                g.split_off(k)
+            });
+            self.free.extend(refill.into_iter().map(|s| s.0));
+            if let Some(s) = self.free.pop() {
+                return Ok(s);
+            }
+        } else if let Some(s) = with_global(size, |g| g.pop()) {
+            return Ok(s.0);
         }
         self.created += 1;
         DefaultStack::new(size)
     }
 
-    /// Returns a stack of a finished coroutine.
+    /// Returns the stack of a finished coroutine.
     pub(crate) fn give(&mut self, stack: DefaultStack, size: usize) {
-        if size == self.size && self.free.len() < MAX_POOLED {
-            self.free.push(stack);
+        if size != self.size {
+            with_global(size, |g| {
+                if g.len() < GLOBAL_MAX {
+                    g.push(SendStack(stack))
+                }
+            });
+            return;
+        }
+        self.free.push(stack);
+        if self.free.len() > LOCAL_MAX {
+            let spill = self.free.split_off(LOCAL_MAX / 2);
+            self.spill(spill);
         }
     }
 
-    /// Number of stacks ever created by this pool (for statistics).
+    fn spill(&mut self, stacks: Vec<DefaultStack>) {
+        with_global(self.size, |g| {
+            for s in stacks {
+                if g.len() >= GLOBAL_MAX {
+                    break; // the rest are unmapped on drop
+                }
+                g.push(SendStack(s));
+            }
+        });
+    }
+
+    /// Number of stacks this pool had to map.
     pub(crate) fn created(&self) -> u64 {
         self.created
     }
+}
+
+impl Drop for StackPool {
+    fn drop(&mut self) {
+        let all = std::mem::take(&mut self.free);
+        self.spill(all);
+    }
+}
+
+/// Unmaps every stack in the process-wide pool (each pooled stack is a mapping:
+/// call this before creating very many OS threads, which need mappings too).
+pub fn release_pooled_stacks() {
+    GLOBAL.lock().unwrap_or_else(|e| e.into_inner()).clear();
 }

@@ -706,6 +706,9 @@ pub fn poll_from(set: &[&dyn Pollable], start: usize) -> usize {
                     g = ext.cv.wait(g).unwrap_or_else(|e| e.into_inner());
                 }
             } else {
+                for h in &hooks {
+                    account(h.meta, Side::Read, false, false, true, 0);
+                }
                 {
                     let mut ps = me.poll_set.lock().unwrap_or_else(|e| e.into_inner());
                     ps.clear();
