@@ -10,8 +10,8 @@ use crate::span::Span;
 pub enum Tok {
     /// An identifier.
     Ident,
-    /// An integer literal; the value, or `None` if it does not fit in 32 bits unsigned
-    /// range handling is done by the parser (`u64::MAX` marks overflow).
+    /// An integer literal and its value; [`INT_OVERFLOW`] if it does not fit in 64
+    /// bits (the parser checks the 32-bit range).
     Int(u64),
     /// `box`
     KwBox,

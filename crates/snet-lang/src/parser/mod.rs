@@ -150,8 +150,11 @@ impl<'s> Parser<'s> {
     fn hint(&self, d: Diagnostic, what: &str, t: Token) -> Diagnostic {
         match (what, t.tok) {
             ("`;`", _) => d.help("definitions end with `;`"),
-            (_, Tok::Ident) if crate::lexer::is_keyword(self.text(t.span)) => d,
-            (w, Tok::Gt) if w.contains("`,`") => d,
+            (_, Tok::Ident) if self.text(t.span) == "connect" => d,
+            ("`->`", Tok::Arrow) => d,
+            (_, Tok::Gt) if what.contains("network") => {
+                d.note("`>` closes a tag or a tag expression here")
+            }
             _ => d,
         }
     }
