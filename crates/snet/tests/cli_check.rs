@@ -36,11 +36,10 @@ fn snet_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// `p` relative to the workspace root (the paths are built from `root()`).
 fn relative(p: &Path) -> String {
-    let root = root().canonicalize().expect("root");
-    let p = p.canonicalize().expect("path");
-    p.strip_prefix(&root)
-        .expect("under root")
+    p.strip_prefix(root())
+        .expect("under the workspace root")
         .to_string_lossy()
         .into_owned()
 }
