@@ -57,17 +57,21 @@ pub enum EngineKind {
     Seq,
     /// One OS thread per box instance (the classic runtime's model; the baseline).
     Threads,
+    /// The work-stealing engine (seed 003 ch. 4).
+    Front,
 }
 
 impl EngineKind {
     /// All engines available in this build.
-    pub const ALL: &'static [EngineKind] = &[EngineKind::Seq, EngineKind::Threads];
+    pub const ALL: &'static [EngineKind] =
+        &[EngineKind::Seq, EngineKind::Threads, EngineKind::Front];
 
     /// Parses an `--engine` value.
     pub fn parse(s: &str) -> Option<EngineKind> {
         match s {
             "seq" => Some(EngineKind::Seq),
             "threads" => Some(EngineKind::Threads),
+            "front" => Some(EngineKind::Front),
             _ => None,
         }
     }
@@ -82,6 +86,7 @@ impl EngineKind {
         match self {
             EngineKind::Seq => Box::new(snet_core::SeqEngine),
             EngineKind::Threads => Box::new(snet_threads::ThreadsEngine::default()),
+            EngineKind::Front => Box::new(snet_front::FrontEngine::default()),
         }
     }
 }

@@ -19,6 +19,8 @@ enum Command {
     Check(cli::check::CheckArgs),
     /// Write the static network as Graphviz DOT.
     Graph(cli::graph::GraphArgs),
+    /// Run a program on records (XML by default), with C boxes from SOURCES.
+    Run(cli::run::RunArgs),
 }
 
 fn main() -> ExitCode {
@@ -38,5 +40,6 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Check(args) => cli::check::run(args),
         Command::Graph(args) => cli::graph::run(args),
+        Command::Run(args) => cli::run::run(args),
     }
 }

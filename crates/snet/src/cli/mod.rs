@@ -2,3 +2,4 @@
 
 pub(crate) mod check;
 pub(crate) mod graph;
+pub(crate) mod run;

@@ -1,0 +1,300 @@
+//! `snet run PROG.snet [SOURCES...]`: compile, bind boxes, run on records.
+
+use clap::{Args, ValueEnum};
+use snet::{EngineKind, Program};
+use snet_core::{Record, RecordSink, RecordSource, RunError, RunOptions};
+use std::fs::File;
+use std::io::{BufReader, IsTerminal, Read, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Record formats on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Format {
+    /// The S-Net XML record format (spec §11).
+    Xml,
+    /// One JSON object per line (see the README).
+    Json,
+}
+
+/// Arguments of `snet run`.
+#[derive(Debug, Args)]
+pub(crate) struct RunArgs {
+    /// The S-Net program.
+    pub(crate) program: PathBuf,
+    /// Box implementations: C sources (`.c`), objects (`.o`), archives (`.a`) or shared
+    /// objects (`.so`) defining the C4SNet boxes.
+    pub(crate) sources: Vec<PathBuf>,
+    /// Read input records from FILE instead of standard input.
+    #[arg(short = 'i', long = "input", value_name = "FILE")]
+    pub(crate) input: Option<PathBuf>,
+    /// Write output records to FILE instead of standard output.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub(crate) output: Option<PathBuf>,
+    /// Engine.
+    #[arg(long, default_value = "seq")]
+    pub(crate) engine: String,
+    /// Worker threads (default: number of cores).
+    #[arg(short = 'w', long = "workers")]
+    pub(crate) workers: Option<usize>,
+    /// Record format of input and output.
+    #[arg(long, value_enum, default_value_t = Format::Xml)]
+    pub(crate) format: Format,
+    /// Print run statistics to standard error at the end.
+    #[arg(long)]
+    pub(crate) stats: bool,
+    /// Extra include directory for C box sources (repeatable).
+    #[arg(short = 'I', value_name = "DIR")]
+    pub(crate) include: Vec<PathBuf>,
+    /// Extra C compiler flags, e.g. `--cflags "-O3 -DN=4"`.
+    #[arg(long, value_name = "FLAGS", allow_hyphen_values = true)]
+    pub(crate) cflags: Option<String>,
+    /// Extra library to link with the C boxes (repeatable), e.g. `-l gmp`.
+    #[arg(short = 'l', value_name = "LIB")]
+    pub(crate) libs: Vec<String>,
+}
+
+fn fail(msg: impl std::fmt::Display) -> ExitCode {
+    eprintln!("error: {msg}");
+    ExitCode::from(1)
+}
+
+/// Runs `snet run`.
+pub(crate) fn run(args: RunArgs) -> ExitCode {
+    let Some(engine) = EngineKind::parse(&args.engine) else {
+        let names: Vec<&str> = EngineKind::ALL.iter().map(|e| e.name()).collect();
+        eprintln!(
+            "error: unknown engine `{}` (available: {})",
+            args.engine,
+            names.join(", ")
+        );
+        return ExitCode::from(2);
+    };
+    let mut prog = match Program::from_file(&args.program) {
+        Ok(p) => p,
+        Err(e) => {
+            eprint!("{e}");
+            return ExitCode::from(1);
+        }
+    };
+    if !prog.compiled().warnings.is_empty() {
+        eprint!("{}", prog.compiled().warnings.render());
+    }
+    if let Err(code) = bind_c_boxes(&mut prog, &args) {
+        return code;
+    }
+    let unbound = prog.unbound_boxes();
+    if !unbound.is_empty() {
+        return fail(format!(
+            "no implementation for box{} {}: pass the C sources that define {} on the command line",
+            if unbound.len() > 1 { "es" } else { "" },
+            unbound
+                .iter()
+                .map(|b| format!("`{b}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            if unbound.len() > 1 { "them" } else { "it" }
+        ));
+    }
+
+    let input: Box<dyn Read + Send> = match &args.input {
+        Some(p) => match File::open(p) {
+            Ok(f) => Box::new(f),
+            Err(e) => return fail(format!("cannot open input {}: {e}", p.display())),
+        },
+        None => Box::new(std::io::stdin()),
+    };
+    let (output, flush_each): (Box<dyn Write + Send>, bool) = match &args.output {
+        Some(p) => match File::create(p) {
+            Ok(f) => {
+                let streaming = f.metadata().map(|m| !m.is_file()).unwrap_or(true);
+                (Box::new(f), streaming)
+            }
+            Err(e) => return fail(format!("cannot create output {}: {e}", p.display())),
+        },
+        None => {
+            let out = std::io::stdout();
+            let streaming = out.is_terminal() || !stdout_is_regular_file();
+            (Box::new(out), streaming)
+        }
+    };
+    let reader = BufReader::with_capacity(1 << 16, input);
+    let mut source = Source::new(args.format, reader);
+    let mut sink = Sink::new(args.format, output, flush_each);
+    let mut opts = RunOptions::default();
+    if let Some(w) = args.workers {
+        opts.workers = w.max(1);
+    }
+    let result = prog.run(engine, &mut source, &mut sink, &opts);
+    let finish = sink.finish();
+    match result {
+        Ok(stats) => {
+            if stats.discarded_in_sync > 0 {
+                eprintln!(
+                    "warning: {} record(s) left in waiting synchrocells were discarded at the end of the run",
+                    stats.discarded_in_sync
+                );
+            }
+            if let Err(e) = finish {
+                return fail(e);
+            }
+            if args.stats {
+                eprintln!("{stats}");
+                eprintln!("input discarded   {}", source.discarded);
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+#[cfg(unix)]
+fn stdout_is_regular_file() -> bool {
+    std::fs::metadata("/dev/stdout")
+        .map(|m| m.is_file())
+        .unwrap_or(false)
+}
+
+#[cfg(not(unix))]
+fn stdout_is_regular_file() -> bool {
+    false
+}
+
+fn bind_c_boxes(prog: &mut Program, args: &RunArgs) -> Result<(), ExitCode> {
+    let compiled = prog.compiled();
+    let mut c_sigs = Vec::new();
+    for (name, iface) in &compiled.box_interfaces {
+        match iface.as_deref() {
+            None | Some("C4SNet") => {
+                if let Some(sig) = prog.net().boxes.iter().find(|b| &b.name == name) {
+                    c_sigs.push(sig.clone());
+                }
+            }
+            Some(other) => {
+                return Err(fail(format!(
+                    "box `{name}` uses the box language interface `{other}`, which snet does not support (only C4SNet)"
+                )))
+            }
+        }
+    }
+    if c_sigs.is_empty() || args.sources.is_empty() {
+        return Ok(());
+    }
+    if let Err(e) = snet_c4snet::install_crash_handler() {
+        eprintln!("warning: cannot install the C box crash handler: {e}");
+    }
+    let opts = snet_c4snet::BuildOptions {
+        include_dirs: args.include.clone(),
+        cflags: args
+            .cflags
+            .as_deref()
+            .map(snet_c4snet::split_flags)
+            .unwrap_or_default(),
+        libs: args.libs.clone(),
+        ..Default::default()
+    };
+    match snet_c4snet::load_boxes(&c_sigs, &args.sources, &opts) {
+        Ok(boxes) => {
+            for w in boxes.warnings() {
+                eprintln!("{w}");
+            }
+            prog.bind_table(&boxes.into_table());
+            Ok(())
+        }
+        Err(e) => Err(fail(e)),
+    }
+}
+
+/// Reads records, reporting and skipping malformed ones (spec §11.2 rule 11).
+struct Source<R: Read + Send> {
+    inner: SourceKind<R>,
+    discarded: u64,
+}
+
+enum SourceKind<R: Read + Send> {
+    Xml(snet_io::XmlReader<R>),
+    Json(snet_io::JsonReader<R>),
+}
+
+impl<R: Read + Send> Source<R> {
+    fn new(format: Format, r: R) -> Self {
+        let inner = match format {
+            Format::Xml => SourceKind::Xml(snet_io::XmlReader::new(r)),
+            Format::Json => SourceKind::Json(snet_io::JsonReader::new(r)),
+        };
+        Source {
+            inner,
+            discarded: 0,
+        }
+    }
+}
+
+impl<R: Read + Send> RecordSource for Source<R> {
+    fn next_record(&mut self) -> Result<Option<Record>, RunError> {
+        loop {
+            let item = match &mut self.inner {
+                SourceKind::Xml(r) => r.next(),
+                SourceKind::Json(r) => r.next(),
+            };
+            match item {
+                None => return Ok(None),
+                Some(Ok(rec)) => return Ok(Some(rec)),
+                Some(Err(e)) if e.is_fatal() => {
+                    return Err(RunError::new("global input", None, e.to_string()))
+                }
+                Some(Err(e)) => {
+                    self.discarded += 1;
+                    eprintln!("warning: {e}; record discarded");
+                }
+            }
+        }
+    }
+}
+
+/// Writes records (spec §11.3), flushing after each record when the output streams.
+struct Sink {
+    inner: SinkKind,
+}
+
+enum SinkKind {
+    Xml(snet_io::XmlWriter<Box<dyn Write + Send>>),
+    Json(snet_io::JsonWriter<Box<dyn Write + Send>>),
+}
+
+impl Sink {
+    fn new(format: Format, w: Box<dyn Write + Send>, flush_each: bool) -> Self {
+        let inner = match format {
+            Format::Xml => {
+                let mut x = snet_io::XmlWriter::new(w);
+                x.set_flush_each_record(flush_each);
+                SinkKind::Xml(x)
+            }
+            Format::Json => {
+                let mut j = snet_io::JsonWriter::new(w);
+                j.set_flush_each_record(flush_each);
+                SinkKind::Json(j)
+            }
+        };
+        Sink { inner }
+    }
+
+    fn finish(self) -> Result<(), String> {
+        match self.inner {
+            SinkKind::Xml(w) => w.finish().map(|_| ()).map_err(|e| e.to_string()),
+            SinkKind::Json(w) => w.finish().map(|_| ()).map_err(|e| e.to_string()),
+        }
+    }
+}
+
+impl RecordSink for Sink {
+    fn write_record(&mut self, rec: Record) -> Result<(), RunError> {
+        let r = match &mut self.inner {
+            SinkKind::Xml(w) => w.write_record(&rec),
+            SinkKind::Json(w) => w.write_record(&rec),
+        };
+        r.map_err(|e| RunError::new("global output", Some(format!("{rec:?}")), e.to_string()))
+    }
+}
