@@ -282,3 +282,49 @@ fn signature(ir: &sema::Ir, inf: &mut Infer<'_>, entry: usize) -> String {
 pub(crate) fn grow<R>(f: impl FnOnce() -> R) -> R {
     stacker::maybe_grow(64 * 1024, 2 * 1024 * 1024, f)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compiled_can_cross_threads() {
+        fn assert_send_sync<T: Send + Sync>() {}
+        assert_send_sync::<Compiled>();
+        assert_send_sync::<Diagnostics>();
+    }
+
+    #[test]
+    fn entry_is_the_net_named_like_the_file_else_the_last_with_a_warning() {
+        let src = "net a connect []; net b connect [{<x>} -> {<x = 1>}]; net c connect [];";
+        let c = compile_str("dir/b.snet", src).unwrap();
+        assert_eq!(c.net.entry, "b");
+        assert!(c.warnings.is_empty());
+        let c = compile_str("other.snet", src).unwrap();
+        assert_eq!(c.net.entry, "c");
+        assert_eq!(c.warnings.len(), 1);
+        assert!(c.warnings.render().starts_with("warning[W0001]"));
+    }
+
+    #[test]
+    fn box_interfaces_list_the_boxes_the_entry_net_uses() {
+        let src = "<metadata><box name=\"f\"><interface value=\"C4SNet\"/></box></metadata>
+            box f((a) -> (b)); box g((b) -> (c)); box unused((q) -> (r));
+            net m connect f .. g;";
+        let c = compile_str("m.snet", src).unwrap();
+        assert_eq!(
+            c.box_interfaces,
+            vec![
+                ("f".to_owned(), Some("C4SNet".to_owned())),
+                ("g".to_owned(), None)
+            ]
+        );
+        assert_eq!(c.net.boxes.len(), 2);
+        assert_eq!(
+            c.net.boxes[0].input,
+            Some(vec![snet_core::Label::field("a")])
+        );
+        // Boxes without interface metadata are accepted with a warning each.
+        assert_eq!(c.warnings.iter().filter(|d| d.code == "W0002").count(), 2);
+    }
+}
