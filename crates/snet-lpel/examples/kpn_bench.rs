@@ -401,9 +401,29 @@ fn stages(frame_us: f64) -> Stages {
 /// worker processes), both feed choose-prediction (CIP), then prediction (P, split over
 /// `par` processes), then macroblock encoding (T/Q/Qi/Ti), then entropy coding (EC)
 /// and the sink. Returns frames per second.
-fn h264_lpel(frames: usize, par: usize, workers: usize, frame_us: f64, ipu: f64) -> f64 {
+fn h264_lpel(
+    frames: usize,
+    par: usize,
+    workers: usize,
+    frame_us: f64,
+    ipu: f64,
+    placed: bool,
+) -> f64 {
     let s = stages(frame_us);
     let mut net = Network::new(Config::with_workers(workers));
+    // `placed`: longest-processing-time-first bin packing of the stage costs onto the
+    // workers (seed 001's "carefully placed"); otherwise the round-robin policy.
+    let mut load = vec![0f64; workers];
+    let mut place = |cost: f64, spec: TaskSpec| -> TaskSpec {
+        if !placed {
+            return spec;
+        }
+        let w = (0..workers)
+            .min_by(|&a, &b| load[a].total_cmp(&load[b]))
+            .unwrap_or(0);
+        load[w] += cost;
+        spec.on_worker(w)
+    };
     let cap = 2;
     // fan-out/fan-in helpers: a splitter sends frame k to all `par` sub-processes, a
     // joiner waits for all of them.
@@ -417,7 +437,7 @@ fn h264_lpel(frames: usize, par: usize, workers: usize, frame_us: f64, ipu: f64)
         me_outs.push(d);
         let (mut inp, mut out) = (b, c);
         let cost = s.mcme / par as f64;
-        net.spawn_spec(TaskSpec::boxed("mcme"), move || {
+        net.spawn_spec(place(cost, TaskSpec::boxed("mcme")), move || {
             while let Ok(f) = inp.recv() {
                 spin_us(cost, ipu);
                 out.send(f).unwrap();
@@ -426,7 +446,7 @@ fn h264_lpel(frames: usize, par: usize, workers: usize, frame_us: f64, ipu: f64)
     }
     let (mut ip_out, mut cip_ip) = channel::<u32>("IP->CIP", cap);
     let ip_cost = s.ip;
-    net.spawn_spec(TaskSpec::boxed("ip"), move || {
+    net.spawn_spec(place(ip_cost, TaskSpec::boxed("ip")), move || {
         while let Ok(f) = ip_in.recv() {
             spin_us(ip_cost, ipu);
             ip_out.send(f).unwrap();
@@ -440,7 +460,7 @@ fn h264_lpel(frames: usize, par: usize, workers: usize, frame_us: f64, ipu: f64)
         p_ins.push(a);
         p_outs.push(d);
         let cost = s.p / par as f64;
-        net.spawn_spec(TaskSpec::boxed("p"), move || {
+        net.spawn_spec(place(cost, TaskSpec::boxed("p")), move || {
             while let Ok(f) = b.recv() {
                 spin_us(cost, ipu);
                 c.send(f).unwrap();
@@ -448,7 +468,7 @@ fn h264_lpel(frames: usize, par: usize, workers: usize, frame_us: f64, ipu: f64)
         });
     }
     let cip_cost = s.cip;
-    net.spawn_spec(TaskSpec::boxed("cip"), move || {
+    net.spawn_spec(place(cip_cost, TaskSpec::boxed("cip")), move || {
         while let Ok(f) = cip_ip.recv() {
             for m in me_outs.iter_mut() {
                 m.recv().unwrap();
@@ -461,7 +481,7 @@ fn h264_lpel(frames: usize, par: usize, workers: usize, frame_us: f64, ipu: f64)
     });
     let (mut mb_out, mut ec_in) = channel::<u32>("MB->EC", cap);
     let mb_cost = s.mb;
-    net.spawn_spec(TaskSpec::boxed("mb"), move || loop {
+    net.spawn_spec(place(mb_cost, TaskSpec::boxed("mb")), move || loop {
         let mut f = None;
         for p in p_outs.iter_mut() {
             match p.recv() {
@@ -475,7 +495,7 @@ fn h264_lpel(frames: usize, par: usize, workers: usize, frame_us: f64, ipu: f64)
     let (mut res_tx, mut res_rx) = stream::<f64>(1);
     let ec_cost = s.ec;
     let t0 = Instant::now();
-    net.spawn_spec(TaskSpec::boxed("ec"), move || {
+    net.spawn_spec(place(ec_cost, TaskSpec::boxed("ec")), move || {
         let mut n = 0;
         while let Ok(_f) = ec_in.recv() {
             spin_us(ec_cost, ipu);
@@ -484,7 +504,7 @@ fn h264_lpel(frames: usize, par: usize, workers: usize, frame_us: f64, ipu: f64)
         res_tx.write(n as f64 / t0.elapsed().as_secs_f64()).unwrap();
     });
     let other = s.other;
-    net.spawn_spec(TaskSpec::boxed("source"), move || {
+    net.spawn_spec(place(other, TaskSpec::boxed("source")), move || {
         for f in 0..frames as u32 {
             spin_us(other, ipu);
             src_ip.send(f).unwrap();
@@ -599,17 +619,25 @@ fn bench_h264(runs: usize, out: &mut String) {
         out,
         "### h264 (pipeline of seed 001 fig. 2(c), stage loops in the proportions of its table 2, {frames} frames × {frame_us} µs of work; frames/s, median of {runs})\n"
     );
-    let _ = writeln!(out, "| workers in P and MC+ME | LPEL 1w | LPEL 2w | speedup 2w/1w | threads | LPEL 2w / threads |");
-    let _ = writeln!(out, "|---|---|---|---|---|---|");
+    let _ = writeln!(
+        out,
+        "| processes in P and MC+ME | LPEL 1w | LPEL 2w round-robin | LPEL 2w placed | speedup placed 2w/1w | threads (2 cores) | LPEL placed / threads |"
+    );
+    let _ = writeln!(out, "|---|---|---|---|---|---|---|");
     for par in [1usize, 10, 100, 1000] {
         let l1 = median(
             (0..runs)
-                .map(|_| h264_lpel(frames, par, 1, frame_us, ipu))
+                .map(|_| h264_lpel(frames, par, 1, frame_us, ipu, false))
                 .collect(),
         );
         let l2 = median(
             (0..runs)
-                .map(|_| h264_lpel(frames, par, 2, frame_us, ipu))
+                .map(|_| h264_lpel(frames, par, 2, frame_us, ipu, false))
+                .collect(),
+        );
+        let l2p = median(
+            (0..runs)
+                .map(|_| h264_lpel(frames, par, 2, frame_us, ipu, true))
                 .collect(),
         );
         let th = median(
@@ -618,9 +646,9 @@ fn bench_h264(runs: usize, out: &mut String) {
                 .collect(),
         );
         let line = format!(
-            "| {par} | {l1:.1} | {l2:.1} | {:.2}× | {th:.1} | {:.2} |",
-            l2 / l1,
-            l2 / th
+            "| {par} | {l1:.1} | {l2:.1} | {l2p:.1} | {:.2}× | {th:.1} | {:.2} |",
+            l2p / l1,
+            l2p / th
         );
         println!("{line}");
         let _ = writeln!(out, "{line}");

@@ -110,6 +110,7 @@ impl<T> Mailbox<T> {
     /// # Safety
     ///
     /// Only one thread at a time may call `pop` (the owning worker).
+    #[inline]
     pub(crate) unsafe fn pop(&self) -> Pop<T> {
         self.tail.with_mut(|tail_ptr| {
             // SAFETY: single consumer (caller contract), so we have exclusive access to
@@ -138,6 +139,7 @@ impl<T> Mailbox<T> {
     }
 
     /// Whether no message is queued (a push in progress counts as non-empty).
+    #[inline]
     pub(crate) fn is_empty(&self) -> bool {
         // SAFETY: reading the consumer-private tail pointer races with nothing that
         // writes it except `pop`; callers use this from the consumer thread or only

@@ -184,7 +184,6 @@ pub(crate) const NO_WORKER: usize = usize::MAX;
 /// Owner-only part of a task.
 pub(crate) struct Local {
     pub(crate) co: Option<Co>,
-    pub(crate) yielder: *const TaskYielder,
     pub(crate) dispatches: u64,
     pub(crate) ready_since: u64,
     pub(crate) window: Vec<u64>,
@@ -221,6 +220,9 @@ pub(crate) struct Task {
     /// Marked for migration by the random strategy's activation hook.
     pub(crate) candidate: AtomicBool,
     pub(crate) local: UnsafeCell<Local>,
+    /// The coroutine's yielder, set when it starts; read by the task itself to
+    /// suspend (kept outside `local`, which the worker borrows during a resume).
+    pub(crate) yielder: std::cell::Cell<*const TaskYielder>,
 }
 
 // SAFETY: `local` (coroutine, yielder pointer) is only accessed by the task's current
@@ -280,12 +282,12 @@ impl Task {
             candidate: AtomicBool::new(false),
             local: UnsafeCell::new(Local {
                 co: None,
-                yielder: std::ptr::null(),
                 dispatches: 0,
                 ready_since: 0,
                 window: Vec::new(),
                 window_pos: 0,
             }),
+            yielder: std::cell::Cell::new(std::ptr::null()),
         }
     }
 

@@ -114,8 +114,7 @@ pub(crate) unsafe fn suspend(task: &Task, why: Suspend) {
     // SAFETY: the yielder pointer was stored by the coroutine's entry closure and
     // stays valid while the coroutine exists; we are inside it.
     unsafe {
-        let y = task.local().yielder;
-        (*y).suspend(why);
+        (*task.yielder.get()).suspend(why);
     }
 }
 
@@ -266,7 +265,7 @@ impl WorkerCtx {
         let co: Co = Coroutine::with_stack(stack, move |y: &TaskYielder, ()| {
             // SAFETY: the task outlives its coroutine (the worker holds an Arc while
             // running it); this runs on the owner worker.
-            unsafe { (*tp).local().yielder = y };
+            unsafe { (*tp).yielder.set(y) };
             match body {
                 Body::Once(f) => {
                     f();
@@ -296,24 +295,19 @@ impl WorkerCtx {
     }
 
     fn dispatch(&self, t: Arc<Task>) {
-        // SAFETY: we own `t` and it is not running; the borrow ends before resume.
-        let mut co = match unsafe { t.local().co.take() } {
-            Some(co) => co,
-            None => return, // cannot happen: a ready task always has a coroutine
-        };
         let start = if self.timing { now_ns() } else { 0 };
+        // SAFETY: we own `t` and it is not running; the task itself never touches
+        // `local` (it uses `yielder`), so this borrow does not alias during resume.
+        let l = unsafe { t.local() };
         if let Some(window) = self.track_ready {
-            // SAFETY: owner-only access, not running.
-            let l = unsafe { t.local() };
             record_ready_time(&t, l, start.saturating_sub(l.ready_since), window);
         }
-        self.stats().dispatches += 1;
-        // SAFETY: as above.
-        let disp = unsafe {
-            let l = t.local();
-            l.dispatches += 1;
-            l.dispatches
+        let Some(co) = l.co.as_mut() else {
+            return; // cannot happen: a ready task always has a coroutine
         };
+        l.dispatches += 1;
+        let disp = l.dispatches;
+        self.stats().dispatches += 1;
         t.set_state(TaskState::Running);
         self.current.set(&*t);
         let result = catch_unwind(AssertUnwindSafe(|| co.resume(())));
@@ -321,26 +315,23 @@ impl WorkerCtx {
         let end = if self.timing { now_ns() } else { 0 };
         match result {
             Ok(CoroutineResult::Yield(Suspend::Yield)) => {
-                // SAFETY: owner-only, the task has suspended.
-                unsafe { t.local().co = Some(co) };
                 self.monitor_dispatch(&t, TaskState::Ready, disp, start, end);
                 self.put_ready(t);
             }
             Ok(CoroutineResult::Yield(Suspend::Block)) => {
-                // SAFETY: owner-only; the task cannot be dispatched again before we
-                // return to the loop (wake-ups for it go to our queue or mailbox).
-                unsafe { t.local().co = Some(co) };
                 self.monitor_dispatch(&t, t.state(), disp, start, end);
-                // The blocked reference: see the `task` module documentation.
+                // The blocked reference: see the `task` module documentation. The
+                // task cannot be dispatched again before we return to the loop
+                // (wake-ups for it go to our ready set or mailbox).
                 let _ = Arc::into_raw(t);
             }
             Ok(CoroutineResult::Return(TaskExit::Done)) => {
-                self.give_stack(&t, co);
+                self.give_stack(&t);
                 self.monitor_dispatch(&t, TaskState::Zombie, disp, start, end);
                 self.retire(t);
             }
             Ok(CoroutineResult::Return(TaskExit::Migrate(f))) => {
-                self.give_stack(&t, co);
+                self.give_stack(&t);
                 self.monitor_dispatch(&t, TaskState::Ready, disp, start, end);
                 let target = t.next_worker.swap(crate::task::NO_WORKER, Relaxed);
                 self.stats().migrations_out += 1;
@@ -351,17 +342,21 @@ impl WorkerCtx {
             Err(payload) => {
                 let msg = panic_message(&*payload);
                 self.rt.record_failure(&t, msg);
-                self.give_stack(&t, co);
+                self.give_stack(&t);
                 self.monitor_dispatch(&t, TaskState::Zombie, disp, start, end);
                 self.retire(t);
             }
         }
     }
 
-    fn give_stack(&self, t: &Task, co: Co) {
-        if co.done() {
-            // SAFETY: worker-thread only.
-            unsafe { (*self.pool.get()).give(co.into_stack(), t.stack_size) };
+    /// Takes the finished coroutine out of the task and pools its stack.
+    fn give_stack(&self, t: &Task) {
+        // SAFETY: owner-only; the coroutine has finished.
+        if let Some(co) = unsafe { t.local().co.take() } {
+            if co.done() {
+                // SAFETY: worker-thread only.
+                unsafe { (*self.pool.get()).give(co.into_stack(), t.stack_size) };
+            }
         }
     }
 
