@@ -446,11 +446,19 @@ fn scan_unsigned(t: &[u8]) -> Option<(u64, usize)> {
 }
 
 /// `LONG_MIN`, `LONG_MAX` of the target.
+#[expect(
+    clippy::useless_conversion,
+    reason = "`c_long` is `i64` only on LP64 targets"
+)]
 fn long_range() -> (i64, i64) {
     (std::ffi::c_long::MIN.into(), std::ffi::c_long::MAX.into())
 }
 
 /// `ULONG_MAX` of the target.
+#[expect(
+    clippy::useless_conversion,
+    reason = "`c_ulong` is `u64` only on LP64 targets"
+)]
 fn ulong_max() -> u64 {
     std::ffi::c_ulong::MAX.into()
 }

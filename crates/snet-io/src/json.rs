@@ -1,0 +1,480 @@
+//! JSON lines: one record per line, an alternative to the XML format.
+//!
+//! Each line is one JSON object:
+//!
+//! ```text
+//! {"fields":{"A":"(int)10","s":"(char[2])h,i"},"tags":{"T":2},"btags":{"b":1}}
+//! {"type":"terminate"}
+//! ```
+//!
+//! * `fields`: label → the value's C4SNet textual serialisation (spec §12.6) as a JSON
+//!   string, exactly the text XML output would contain between `<field ...>` and
+//!   `</field>` (so `<` and `&` in characters are `&lt;`/`&amp;` there too). A value
+//!   whose text is not valid UTF-8 (character data with arbitrary bytes) is written as
+//!   `{"bytes":[40,99,...]}`, the bytes of its text; the reader accepts both forms. The
+//!   whole string must be one value (trailing white space is allowed).
+//! * `tags`, `btags`: label → integer (`i32`).
+//! * `type` (optional): `"data"` (default) or `"terminate"`, which ends the input.
+//! * `mode` (optional): `"textual"` (default) or `"binary"`; it is only carried to the
+//!   output (field values are text in JSON either way).
+//!
+//! All keys are optional, unknown keys are errors, key order is the output order, and a
+//! label given twice keeps its first position and its last value. Blank lines are
+//! ignored; end of input without a terminate line ends the input like one. The writer
+//! always writes `fields`, `tags` and `btags` (in that order), adds `"mode":"binary"`
+//! for binary-mode records, and ends with `{"type":"terminate"}` from
+//! [`JsonWriter::finish`].
+//!
+//! Errors name the line number (as [`InputError::record`]) and the byte offset of the
+//! line; a malformed line is discarded and reading continues with the next one. Only
+//! I/O errors are fatal.
+
+use crate::error::{InputError, InputErrorKind, OutputError};
+use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
+use snet_core::label::Label;
+use snet_core::record::{DataMode, Record};
+use snet_core::value::text::{parse_value, write_value};
+use std::fmt;
+use std::io::{BufRead, BufReader, Read, Write};
+
+/// Reads records from JSON lines.
+#[derive(Debug)]
+pub struct JsonReader<R> {
+    src: BufReader<R>,
+    line: Vec<u8>,
+    line_no: u64,
+    offset: u64,
+    done: bool,
+    terminated: bool,
+}
+
+impl<R: Read> JsonReader<R> {
+    /// A reader over `src`.
+    pub fn new(src: R) -> JsonReader<R> {
+        JsonReader {
+            src: BufReader::new(src),
+            line: Vec::new(),
+            line_no: 0,
+            offset: 0,
+            done: false,
+            terminated: false,
+        }
+    }
+
+    /// True once a terminate line has been read.
+    pub fn terminated(&self) -> bool {
+        self.terminated
+    }
+
+    /// The next record, error, or `None` at the end of input.
+    pub fn next_record(&mut self) -> Option<Result<Record, InputError>> {
+        while !self.done {
+            self.line.clear();
+            let start = self.offset;
+            match self.src.read_until(b'\n', &mut self.line) {
+                Ok(0) => self.done = true,
+                Ok(n) => {
+                    self.offset += n as u64;
+                    self.line_no += 1;
+                    if self.line.iter().all(u8::is_ascii_whitespace) {
+                        continue;
+                    }
+                    let err = |kind| InputError {
+                        record: self.line_no,
+                        offset: start,
+                        kind,
+                    };
+                    let line: Line = match serde_json::from_slice(&self.line) {
+                        Ok(l) => l,
+                        Err(e) => return Some(Err(err(InputErrorKind::Json(e.to_string())))),
+                    };
+                    match line.into_record() {
+                        Ok(Some(r)) => return Some(Ok(r)),
+                        Ok(None) => {
+                            self.done = true;
+                            self.terminated = true;
+                        }
+                        Err(kind) => return Some(Err(err(kind))),
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(InputError {
+                        record: 0,
+                        offset: self.offset,
+                        kind: InputErrorKind::Io(e),
+                    }));
+                }
+            }
+        }
+        None
+    }
+}
+
+impl<R: Read> Iterator for JsonReader<R> {
+    type Item = Result<Record, InputError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_record()
+    }
+}
+
+/// A field value as found in JSON.
+enum FieldText {
+    Text(String),
+    Bytes(Vec<u8>),
+}
+
+/// One parsed line.
+#[derive(Default)]
+struct Line {
+    kind: Option<String>,
+    mode: Option<String>,
+    fields: Vec<(String, FieldText)>,
+    tags: Vec<(String, i32)>,
+    btags: Vec<(String, i32)>,
+}
+
+impl Line {
+    /// The record, `None` for a terminate line.
+    fn into_record(self) -> Result<Option<Record>, InputErrorKind> {
+        match self.kind.as_deref() {
+            None | Some("data") => {}
+            Some("terminate") => return Ok(None),
+            Some(t) => return Err(InputErrorKind::UnknownType(t.to_owned())),
+        }
+        let mut rec = Record::new();
+        rec.mode = match self.mode.as_deref() {
+            None | Some("textual") => DataMode::Textual,
+            Some("binary") => DataMode::Binary,
+            Some(m) => return Err(InputErrorKind::UnknownMode(m.to_owned())),
+        };
+        for (label, text) in self.fields {
+            let bytes = match &text {
+                FieldText::Text(s) => s.as_bytes(),
+                FieldText::Bytes(b) => b.as_slice(),
+            };
+            let value = match parse_value(bytes) {
+                Ok((v, used)) if bytes[used..].iter().all(u8::is_ascii_whitespace) => v,
+                Ok((_, used)) => {
+                    return Err(InputErrorKind::Json(format!(
+                        "field {label}: unexpected text after the value at byte {used}"
+                    )))
+                }
+                Err(error) => return Err(InputErrorKind::Value { label, error }),
+            };
+            rec.set_field(Label::field(&label), Some(value));
+        }
+        for (label, v) in self.tags {
+            rec.set_tag(Label::tag(&label), v);
+        }
+        for (label, v) in self.btags {
+            rec.set_tag(Label::btag(&label), v);
+        }
+        Ok(Some(rec))
+    }
+}
+
+impl<'de> Deserialize<'de> for Line {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Line, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Line;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a record object with fields, tags, btags, type, mode")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Line, A::Error> {
+                let mut line = Line::default();
+                while let Some(key) = map.next_key::<String>()? {
+                    match key.as_str() {
+                        "type" => line.kind = Some(map.next_value()?),
+                        "mode" => line.mode = Some(map.next_value()?),
+                        "fields" => line.fields = map.next_value::<Ordered<FieldText>>()?.0,
+                        "tags" => line.tags = map.next_value::<Ordered<i32>>()?.0,
+                        "btags" => line.btags = map.next_value::<Ordered<i32>>()?.0,
+                        other => {
+                            return Err(de::Error::unknown_field(
+                                other,
+                                &["type", "mode", "fields", "tags", "btags"],
+                            ))
+                        }
+                    }
+                }
+                Ok(line)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// A JSON object read as an ordered list of entries.
+struct Ordered<T>(Vec<(String, T)>);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Ordered<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Ordered<T>, D::Error> {
+        struct V<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
+            type Value = Ordered<T>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object of labels")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Ordered<T>, A::Error> {
+                let mut v = Vec::new();
+                while let Some(k) = map.next_key::<String>()? {
+                    v.push((k, map.next_value()?));
+                }
+                Ok(Ordered(v))
+            }
+        }
+        d.deserialize_map(V(std::marker::PhantomData))
+    }
+}
+
+impl<'de> Deserialize<'de> for FieldText {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<FieldText, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = FieldText;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a value text such as \"(int)10\" or {\"bytes\":[...]}")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<FieldText, E> {
+                Ok(FieldText::Text(s.to_owned()))
+            }
+            fn visit_string<E: de::Error>(self, s: String) -> Result<FieldText, E> {
+                Ok(FieldText::Text(s))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<FieldText, A::Error> {
+                let mut bytes = None;
+                while let Some(k) = map.next_key::<String>()? {
+                    if k != "bytes" {
+                        return Err(de::Error::unknown_field(&k, &["bytes"]));
+                    }
+                    bytes = Some(map.next_value::<Vec<u8>>()?);
+                }
+                bytes
+                    .map(FieldText::Bytes)
+                    .ok_or_else(|| de::Error::missing_field("bytes"))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// Writes records as JSON lines.
+#[derive(Debug)]
+pub struct JsonWriter<W: Write> {
+    out: Option<W>,
+    buf: Vec<u8>,
+    text: Vec<u8>,
+    flush_each: bool,
+    records: u64,
+}
+
+impl<W: Write> JsonWriter<W> {
+    /// A writer that flushes `out` after each record.
+    pub fn new(out: W) -> JsonWriter<W> {
+        JsonWriter {
+            out: Some(out),
+            buf: Vec::with_capacity(4096),
+            text: Vec::new(),
+            flush_each: true,
+            records: 0,
+        }
+    }
+
+    /// Whether to flush after each record (default true); when false, output is
+    /// batched until 64 KiB are pending.
+    pub fn set_flush_each_record(&mut self, on: bool) {
+        self.flush_each = on;
+    }
+
+    /// Number of data records written.
+    pub fn records_written(&self) -> u64 {
+        self.records
+    }
+
+    /// Writes one record as one line. A `NULL` field is an error.
+    pub fn write_record(&mut self, rec: &Record) -> Result<(), OutputError> {
+        if let Some((l, _)) = rec.fields().iter().find(|(_, v)| v.is_none()) {
+            return Err(OutputError::NullField {
+                label: l.name().to_owned(),
+                record: rec.describe(),
+            });
+        }
+        let b = &mut self.buf;
+        b.extend_from_slice(b"{\"fields\":{");
+        for (i, (l, v)) in rec.fields().iter().enumerate() {
+            let Some(v) = v else { continue };
+            if i > 0 {
+                b.push(b',');
+            }
+            json_string(b, l.name())?;
+            b.push(b':');
+            self.text.clear();
+            write_value(v, &mut self.text);
+            match std::str::from_utf8(&self.text) {
+                Ok(s) => json_string(b, s)?,
+                Err(_) => {
+                    b.extend_from_slice(b"{\"bytes\":");
+                    serde_json::to_writer(&mut *b, &self.text).map_err(json_io)?;
+                    b.push(b'}');
+                }
+            }
+        }
+        for (key, list) in [
+            (&b"},\"tags\":{"[..], rec.tags()),
+            (b"},\"btags\":{", rec.btags()),
+        ] {
+            b.extend_from_slice(key);
+            for (i, (l, v)) in list.iter().enumerate() {
+                if i > 0 {
+                    b.push(b',');
+                }
+                json_string(b, l.name())?;
+                b.push(b':');
+                b.extend_from_slice(v.to_string().as_bytes());
+            }
+        }
+        b.push(b'}');
+        if rec.mode == DataMode::Binary {
+            b.extend_from_slice(b",\"mode\":\"binary\"");
+        }
+        b.extend_from_slice(b"}\n");
+        self.records += 1;
+        if self.flush_each || self.buf.len() >= 64 * 1024 {
+            self.drain(self.flush_each)?;
+        }
+        Ok(())
+    }
+
+    /// Writes pending bytes and flushes the sink.
+    pub fn flush(&mut self) -> Result<(), OutputError> {
+        self.drain(true)
+    }
+
+    /// Writes the terminate line, flushes, and returns the sink.
+    pub fn finish(mut self) -> Result<W, OutputError> {
+        self.buf.extend_from_slice(b"{\"type\":\"terminate\"}\n");
+        self.drain(true)?;
+        self.out
+            .take()
+            .ok_or_else(|| OutputError::Io(std::io::Error::other("writer already finished")))
+    }
+
+    fn drain(&mut self, flush: bool) -> Result<(), OutputError> {
+        let Some(out) = self.out.as_mut() else {
+            return Ok(());
+        };
+        let r = out.write_all(&self.buf);
+        self.buf.clear();
+        r?;
+        if flush {
+            out.flush()?;
+        }
+        Ok(())
+    }
+}
+
+impl<W: Write> Drop for JsonWriter<W> {
+    fn drop(&mut self) {
+        // Best effort for a writer dropped without `finish`/`flush`.
+        if !self.buf.is_empty() {
+            let _ = self.drain(true);
+        }
+    }
+}
+
+fn json_string(b: &mut Vec<u8>, s: &str) -> Result<(), OutputError> {
+    serde_json::to_writer(b, s).map_err(json_io)
+}
+
+fn json_io(e: serde_json::Error) -> OutputError {
+    OutputError::Io(std::io::Error::other(e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use snet_core::value::{CType, Value};
+
+    fn read_all(s: &[u8]) -> Vec<Result<Record, InputError>> {
+        JsonReader::new(s).collect()
+    }
+
+    #[test]
+    fn documented_example_reads_and_writes_back_identically() {
+        let line = "{\"fields\":{\"A\":\"(int)10\",\"s\":\"(char[2])h,i\"},\"tags\":{\"T\":2},\"btags\":{\"b\":1}}\n";
+        let recs = read_all(format!("{line}{{\"type\":\"terminate\"}}\n{line}").as_bytes());
+        assert_eq!(recs.len(), 1, "nothing after terminate is read");
+        let rec = recs
+            .into_iter()
+            .next()
+            .and_then(Result::ok)
+            .unwrap_or_default();
+        assert_eq!(rec.field(Label::field("A")), Some(&Some(Value::int(10))));
+        assert_eq!(rec.tag(Label::btag("b")), Some(1));
+        let mut w = JsonWriter::new(Vec::new());
+        w.write_record(&rec).unwrap();
+        let out = w.finish().unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            format!("{line}{{\"type\":\"terminate\"}}\n")
+        );
+    }
+
+    #[test]
+    fn non_utf8_text_is_written_as_bytes_and_read_back() {
+        let v = Value::from_bytes(CType::UChar, 2, false, &[0xff, b'<']);
+        let rec = Record::new().with_field("x", v.clone());
+        let mut w = JsonWriter::new(Vec::new());
+        w.write_record(&rec).unwrap();
+        let out = w.finish().unwrap();
+        let text = String::from_utf8(out.clone()).unwrap();
+        assert!(
+            text.starts_with("{\"fields\":{\"x\":{\"bytes\":[40,"),
+            "{text}"
+        );
+        let back: Vec<_> = JsonReader::new(out.as_slice()).collect();
+        assert_eq!(back.len(), 1);
+        assert_eq!(back[0].as_ref().ok(), Some(&rec));
+    }
+
+    #[test]
+    fn bad_lines_are_skipped_with_their_line_number() {
+        let input = b"{\"fields\":{\"A\":\"(int)1\"}}\n\nnot json\n{\"fields\":{\"A\":\"(int)x\"}}\n{\"tags\":{\"T\":99999999999}}\n{\"colour\":1}\n{\"type\":\"other\"}\n{\"fields\":{\"A\":\"(int)1 junk\"}}\n{\"tags\":{\"T\":3,\"T\":4}}\n";
+        let recs = read_all(input);
+        let lines: Vec<_> = recs
+            .iter()
+            .map(|r| match r {
+                Ok(_) => 0,
+                Err(e) => {
+                    assert!(!e.is_fatal());
+                    e.record
+                }
+            })
+            .collect();
+        assert_eq!(lines, vec![0, 3, 4, 5, 6, 7, 8, 0]);
+        let last = recs
+            .last()
+            .and_then(|r| r.as_ref().ok())
+            .cloned()
+            .unwrap_or_default();
+        assert_eq!(last.tag(Label::tag("T")), Some(4), "last value wins");
+        assert_eq!(last.tags().len(), 1);
+    }
+
+    #[test]
+    fn null_fields_cannot_be_written() {
+        let mut rec = Record::new();
+        rec.set_field(Label::field("probe"), None);
+        let mut w = JsonWriter::new(Vec::new());
+        let e = w
+            .write_record(&rec)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(e.contains("probe") && e.contains("NULL"), "{e}");
+    }
+}

@@ -1,0 +1,657 @@
+//! Incremental reader of the XML record format (spec §11.2).
+//!
+//! The reader keeps one growing byte buffer over the source and parses in place: it
+//! asks the source for more bytes only when a token is incomplete, and returns a record
+//! as soon as its `</record>` (or `/>`) has been read, so records stream through a
+//! pipe. Consumed bytes are dropped from the front of the buffer between records.
+//!
+//! How each numbered rule of §11.2 is met:
+//!
+//! 1. Text before a `<record` (or `<?xml`, `<!--`) is skipped, as is any other markup
+//!    between records (`</record>` strays, unknown elements); XML declarations and
+//!    comments are skipped up to `?>` / `-->`. Inside a record, text between entries is
+//!    ignored and comments are allowed.
+//! 2. `xmlns`, if present, must be `snet-home.org`: otherwise a fatal error.
+//! 3. `type` is required (`MissingType`); `data` gives a record; `terminate` ends the
+//!    input right after its start tag; `collect`, `sort_begin`, `sort_end`,
+//!    `trigger_initializer` are fatal (`ReservedType`); anything else discards the
+//!    record (`UnknownType`).
+//! 4. `mode` absent or `binary` means binary, `textual` textual, else `UnknownMode`.
+//!    A field in a binary record is fatal (`BinaryUnsupported`): binary encoding is not
+//!    implemented. Records without fields are accepted in binary mode and keep
+//!    [`DataMode::Binary`].
+//! 5. The record's `interface` (if any), each field's own `interface` (which must equal
+//!    the record's; the first one found becomes the record's when it has none): only
+//!    `C4SNet` is supported. A field with no interface on either is `NoInterface`.
+//!    Tag-only records need no interface [REF-DEVIATION in the reference's favour of
+//!    the spec].
+//! 6. `<field label="L" ...>` — `label` required; the value starts right after `>` and
+//!    is parsed by [`parse_value`] from the text up to the next `<` (a value never
+//!    contains a raw `<`); what the value does not consume is ignored; `</field>`
+//!    must follow. `<field .../>` is fatal (`FieldWithoutValue`).
+//! 7. `<tag>` / `<btag>`: `label` required, other attributes ignored, the text is read
+//!    with C `atoi` (glibc: `strtol` saturating at the `long` range, truncated to
+//!    `int`); `<tag .../>` and empty text give 0.
+//! 8. Unknown labels are simply interned.
+//! 9. A repeated label replaces the earlier value in place ([`Record::set_field`]).
+//! 10. Records are returned one by one as soon as they are complete.
+//! 11. A recoverable error discards the record; the next call resumes scanning at the
+//!     problem's position (after the bad record's start), so it picks up the next
+//!     `<record` — including one that starts before the bad record was closed.
+//! 12. End of input without a terminate record ends the input like one
+//!     ([`XmlReader::terminated`] tells the two apart).
+//!
+//! Attributes are `Name = "text"` or `Name = 'text'` (white space around `=` allowed);
+//! an attribute value may not contain `<`. Attribute names and values are taken as
+//! UTF-8 (invalid sequences replaced).
+
+use crate::error::{InputError, InputErrorKind};
+use snet_core::label::Label;
+use snet_core::record::{DataMode, Record};
+use snet_core::value::text::parse_value;
+use std::borrow::Cow;
+use std::io::{self, Read};
+use std::ops::Range;
+
+/// Bytes requested from the source per read.
+const CHUNK: usize = 64 * 1024;
+
+/// Reads S-Net XML records from a byte source (spec §11.2).
+///
+/// Iterating yields `Ok(record)` for each data record, `Err(e)` for each malformed
+/// record (then continues if `!e.is_fatal()`), and ends at a terminate record, at end
+/// of input, or after a fatal error.
+#[derive(Debug)]
+pub struct XmlReader<R> {
+    src: R,
+    buf: Vec<u8>,
+    /// Next unparsed byte in `buf`.
+    pos: usize,
+    /// Input offset of `buf[0]`.
+    base: u64,
+    eof: bool,
+    done: bool,
+    terminated: bool,
+    records: u64,
+    /// Attributes of the element being parsed (reused to avoid allocation).
+    attrs: Vec<Attr>,
+}
+
+/// One attribute: byte ranges of its name and value in the buffer.
+#[derive(Debug, Clone)]
+struct Attr {
+    name: Range<usize>,
+    value: Range<usize>,
+}
+
+/// A failure while parsing, at buffer index `at`.
+struct Fail {
+    kind: InputErrorKind,
+    at: usize,
+}
+
+fn fail<T>(kind: InputErrorKind, at: usize) -> Result<T, Fail> {
+    Err(Fail { kind, at })
+}
+
+fn syntax<T>(msg: impl Into<String>, at: usize) -> Result<T, Fail> {
+    fail(InputErrorKind::Syntax(msg.into()), at)
+}
+
+enum Parsed {
+    Data(Record),
+    Terminate,
+}
+
+/// XML white space.
+fn is_ws(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+/// A byte that may end an element name.
+fn ends_name(b: Option<u8>) -> bool {
+    match b {
+        Some(b) => is_ws(b) || b == b'>' || b == b'/',
+        None => false,
+    }
+}
+
+const RESERVED_TYPES: [&str; 4] = ["collect", "sort_begin", "sort_end", "trigger_initializer"];
+const INTERFACE: &str = "C4SNet";
+const NAMESPACE: &str = "snet-home.org";
+
+impl<R: Read> XmlReader<R> {
+    /// A reader over `src`. Wrapping `src` in a `BufReader` is unnecessary: the reader
+    /// buffers itself.
+    pub fn new(src: R) -> XmlReader<R> {
+        XmlReader {
+            src,
+            buf: Vec::new(),
+            pos: 0,
+            base: 0,
+            eof: false,
+            done: false,
+            terminated: false,
+            records: 0,
+            attrs: Vec::new(),
+        }
+    }
+
+    /// Number of `<record` elements seen so far (data, terminate and malformed ones).
+    pub fn records_seen(&self) -> u64 {
+        self.records
+    }
+
+    /// True once a terminate record has been read (false if the input simply ended).
+    pub fn terminated(&self) -> bool {
+        self.terminated
+    }
+
+    /// Input bytes consumed so far.
+    pub fn offset(&self) -> u64 {
+        self.base + self.pos as u64
+    }
+
+    /// The underlying source.
+    pub fn get_ref(&self) -> &R {
+        &self.src
+    }
+
+    /// The underlying source, consuming the reader.
+    pub fn into_inner(self) -> R {
+        self.src
+    }
+
+    /// The next record, error, or `None` at the end of input (spec §11.2).
+    pub fn next_record(&mut self) -> Option<Result<Record, InputError>> {
+        if self.done {
+            return None;
+        }
+        match self.seek_record() {
+            Ok(true) => {}
+            Ok(false) => {
+                self.done = true;
+                return None;
+            }
+            Err(f) => {
+                self.done = true;
+                return Some(Err(self.error(f, 0)));
+            }
+        }
+        self.records += 1;
+        let start = self.pos;
+        match self.parse_record() {
+            Ok(Parsed::Data(r)) => Some(Ok(r)),
+            Ok(Parsed::Terminate) => {
+                self.done = true;
+                self.terminated = true;
+                None
+            }
+            Err(f) => {
+                let at = f.at.max(start + 1);
+                let e = self.error(f, self.records);
+                if e.is_fatal() {
+                    self.done = true;
+                } else {
+                    self.pos = at.min(self.buf.len());
+                }
+                Some(Err(e))
+            }
+        }
+    }
+
+    fn error(&self, f: Fail, record: u64) -> InputError {
+        InputError {
+            record,
+            offset: self.base + f.at as u64,
+            kind: f.kind,
+        }
+    }
+
+    // ----- buffer primitives -------------------------------------------------------
+
+    /// Reads more input; false at end of input.
+    fn fill(&mut self) -> Result<bool, Fail> {
+        if self.eof {
+            return Ok(false);
+        }
+        let old = self.buf.len();
+        self.buf.resize(old + CHUNK, 0);
+        loop {
+            match self.src.read(&mut self.buf[old..]) {
+                Ok(0) => {
+                    self.buf.truncate(old);
+                    self.eof = true;
+                    return Ok(false);
+                }
+                Ok(n) => {
+                    self.buf.truncate(old + n);
+                    return Ok(true);
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    self.buf.truncate(old);
+                    return fail(InputErrorKind::Io(e), old);
+                }
+            }
+        }
+    }
+
+    /// Drops consumed bytes from the front of the buffer (only between records and
+    /// while skipping junk, when no buffer index is held).
+    fn compact(&mut self) {
+        if self.pos >= CHUNK || (self.pos > 0 && self.pos == self.buf.len()) {
+            self.buf.drain(..self.pos);
+            self.base += self.pos as u64;
+            self.pos = 0;
+        }
+    }
+
+    fn byte(&mut self, i: usize) -> Result<Option<u8>, Fail> {
+        while self.buf.len() <= i {
+            if !self.fill()? {
+                return Ok(None);
+            }
+        }
+        Ok(Some(self.buf[i]))
+    }
+
+    fn has_prefix(&mut self, i: usize, pat: &[u8]) -> Result<bool, Fail> {
+        while self.buf.len() < i + pat.len() {
+            if !self.fill()? {
+                return Ok(false);
+            }
+        }
+        Ok(&self.buf[i..i + pat.len()] == pat)
+    }
+
+    /// True if an element named `pat` (e.g. `<field`) starts at `i`.
+    fn is_elem(&mut self, i: usize, pat: &[u8]) -> Result<bool, Fail> {
+        Ok(self.has_prefix(i, pat)? && ends_name(self.byte(i + pat.len())?))
+    }
+
+    fn find_byte(&mut self, from: usize, b: u8) -> Result<Option<usize>, Fail> {
+        let mut i = from;
+        loop {
+            if let Some(k) = self
+                .buf
+                .get(i..)
+                .and_then(|s| s.iter().position(|&c| c == b))
+            {
+                return Ok(Some(i + k));
+            }
+            i = self.buf.len().max(from);
+            if !self.fill()? {
+                return Ok(None);
+            }
+        }
+    }
+
+    fn find_seq(&mut self, from: usize, pat: &[u8]) -> Result<Option<usize>, Fail> {
+        let mut i = from;
+        loop {
+            if let Some(k) = self
+                .buf
+                .get(i..)
+                .and_then(|s| s.windows(pat.len()).position(|w| w == pat))
+            {
+                return Ok(Some(i + k));
+            }
+            i = (self.buf.len() + 1).saturating_sub(pat.len()).max(from);
+            if !self.fill()? {
+                return Ok(None);
+            }
+        }
+    }
+
+    fn skip_ws(&mut self, mut i: usize) -> Result<usize, Fail> {
+        while self.byte(i)?.is_some_and(is_ws) {
+            i += 1;
+        }
+        Ok(i)
+    }
+
+    fn text(&self, r: &Range<usize>) -> Cow<'_, str> {
+        String::from_utf8_lossy(&self.buf[r.clone()])
+    }
+
+    fn attr(&self, name: &str) -> Option<Range<usize>> {
+        // Last one wins if an attribute is repeated.
+        self.attrs
+            .iter()
+            .rev()
+            .find(|a| &self.buf[a.name.clone()] == name.as_bytes())
+            .map(|a| a.value.clone())
+    }
+
+    fn attr_string(&self, name: &str) -> Option<String> {
+        self.attr(name).map(|r| self.text(&r).into_owned())
+    }
+
+    // ----- grammar -----------------------------------------------------------------
+
+    /// Skips junk, XML declarations and comments up to the next `<record`; false at
+    /// end of input.
+    fn seek_record(&mut self) -> Result<bool, Fail> {
+        loop {
+            self.compact();
+            let Some(lt) = self.find_byte(self.pos, b'<')? else {
+                self.pos = self.buf.len();
+                return Ok(false);
+            };
+            self.pos = lt;
+            if self.is_elem(lt, b"<record")? {
+                return Ok(true);
+            }
+            let skip_to = if self.has_prefix(lt, b"<?xml")? {
+                self.find_seq(lt + 5, b"?>")?.map(|e| e + 2)
+            } else if self.has_prefix(lt, b"<!--")? {
+                self.find_seq(lt + 4, b"-->")?.map(|e| e + 3)
+            } else {
+                Some(lt + 1)
+            };
+            match skip_to {
+                Some(p) => self.pos = p,
+                None => {
+                    self.pos = self.buf.len();
+                    return Ok(false);
+                }
+            }
+        }
+    }
+
+    /// Parses the attributes of an element starting at `i` (just after its name) into
+    /// `self.attrs`; returns whether the element is self-closing and the index after
+    /// its `>`.
+    fn parse_attrs(&mut self, mut i: usize, elem: &str) -> Result<(bool, usize), Fail> {
+        self.attrs.clear();
+        loop {
+            i = self.skip_ws(i)?;
+            match self.byte(i)? {
+                None => return syntax(format!("end of input inside <{elem} ...>"), i),
+                Some(b'>') => return Ok((false, i + 1)),
+                Some(b'/') => {
+                    if self.byte(i + 1)? == Some(b'>') {
+                        return Ok((true, i + 2));
+                    }
+                    return syntax(format!("`/` not followed by `>` in <{elem} ...>"), i);
+                }
+                Some(_) => {}
+            }
+            let name_start = i;
+            while let Some(b) = self.byte(i)? {
+                if is_ws(b) || matches!(b, b'=' | b'>' | b'/' | b'<' | b'"' | b'\'') {
+                    break;
+                }
+                i += 1;
+            }
+            if i == name_start {
+                return syntax(
+                    format!("expected an attribute name or `>` in <{elem} ...>"),
+                    i,
+                );
+            }
+            let name = name_start..i;
+            i = self.skip_ws(i)?;
+            if self.byte(i)? != Some(b'=') {
+                return syntax(
+                    format!(
+                        "attribute `{}` of <{elem}> has no value (`=` expected)",
+                        self.text(&name)
+                    ),
+                    i,
+                );
+            }
+            i = self.skip_ws(i + 1)?;
+            let quote = match self.byte(i)? {
+                Some(q @ (b'"' | b'\'')) => q,
+                _ => {
+                    return syntax(
+                        format!(
+                            "value of attribute `{}` of <{elem}> must be quoted with ' or \"",
+                            self.text(&name)
+                        ),
+                        i,
+                    )
+                }
+            };
+            let vstart = i + 1;
+            let mut j = vstart;
+            loop {
+                match self.byte(j)? {
+                    Some(b) if b == quote => break,
+                    Some(b'<') | None => {
+                        return syntax(
+                            format!(
+                                "unterminated value of attribute `{}` of <{elem}>",
+                                self.text(&name)
+                            ),
+                            j,
+                        )
+                    }
+                    Some(_) => j += 1,
+                }
+            }
+            self.attrs.push(Attr {
+                name,
+                value: vstart..j,
+            });
+            i = j + 1;
+            // Attributes must be separated by white space; `a="1"b="2"` is accepted
+            // leniently, as by the reference's lexer.
+        }
+    }
+
+    /// Parses a record whose `<record` starts at `self.pos`.
+    fn parse_record(&mut self) -> Result<Parsed, Fail> {
+        let start = self.pos;
+        let (self_closing, mut i) = self.parse_attrs(start + b"<record".len(), "record")?;
+        if let Some(ns) = self.attr_string("xmlns") {
+            if ns != NAMESPACE {
+                return fail(InputErrorKind::Namespace(ns), start);
+            }
+        }
+        match self.attr_string("type").as_deref() {
+            None => return fail(InputErrorKind::MissingType, start),
+            Some("data") => {}
+            Some("terminate") => {
+                // Nothing after a terminate record is read (rule 3).
+                self.pos = i;
+                return Ok(Parsed::Terminate);
+            }
+            Some(t) if RESERVED_TYPES.contains(&t) => {
+                return fail(InputErrorKind::ReservedType(t.to_owned()), start)
+            }
+            Some(t) => return fail(InputErrorKind::UnknownType(t.to_owned()), start),
+        }
+        let mode = match self.attr_string("mode").as_deref() {
+            None | Some("binary") => DataMode::Binary,
+            Some("textual") => DataMode::Textual,
+            Some(m) => return fail(InputErrorKind::UnknownMode(m.to_owned()), start),
+        };
+        let mut interface = self.attr_string("interface");
+        if let Some(name) = &interface {
+            if name != INTERFACE {
+                return fail(InputErrorKind::UnsupportedInterface(name.clone()), start);
+            }
+        }
+        let mut rec = Record::new();
+        rec.mode = mode;
+        if self_closing {
+            self.pos = i;
+            return Ok(Parsed::Data(rec));
+        }
+        loop {
+            let Some(lt) = self.find_byte(i, b'<')? else {
+                return syntax(
+                    "end of input inside a record (missing </record>)",
+                    self.buf.len(),
+                );
+            };
+            i = lt;
+            if self.has_prefix(i, b"<!--")? {
+                match self.find_seq(i + 4, b"-->")? {
+                    Some(e) => i = e + 3,
+                    None => return syntax("unterminated comment inside a record", i),
+                }
+            } else if self.has_prefix(i, b"</record")? {
+                let j = self.skip_ws(i + b"</record".len())?;
+                if self.byte(j)? != Some(b'>') {
+                    return syntax("malformed </record>", j);
+                }
+                self.pos = j + 1;
+                return Ok(Parsed::Data(rec));
+            } else if self.is_elem(i, b"<field")? {
+                i = self.parse_field(i, &mut rec, &mut interface)?;
+            } else if self.is_elem(i, b"<tag")? {
+                i = self.parse_tag(i, &mut rec, false)?;
+            } else if self.is_elem(i, b"<btag")? {
+                i = self.parse_tag(i, &mut rec, true)?;
+            } else if self.is_elem(i, b"<record")? {
+                return syntax("a new <record> starts before </record>", i);
+            } else {
+                let end = (i + 16).min(self.buf.len());
+                let what = String::from_utf8_lossy(&self.buf[i..end]).into_owned();
+                return syntax(
+                    format!("unexpected `{what}...` inside a record (expected <field>, <tag>, <btag> or </record>)"),
+                    i,
+                );
+            }
+        }
+    }
+
+    /// Expects `</NAME` white space `>` at `i`; returns the index after it.
+    fn expect_close(&mut self, i: usize, name: &str, label: &str) -> Result<usize, Fail> {
+        let mut close = Vec::with_capacity(name.len() + 2);
+        close.extend_from_slice(b"</");
+        close.extend_from_slice(name.as_bytes());
+        if self.has_prefix(i, &close)? {
+            let j = self.skip_ws(i + close.len())?;
+            if self.byte(j)? == Some(b'>') {
+                return Ok(j + 1);
+            }
+        }
+        syntax(format!("expected </{name}> to close {name} {label}"), i)
+    }
+
+    fn parse_field(
+        &mut self,
+        at: usize,
+        rec: &mut Record,
+        interface: &mut Option<String>,
+    ) -> Result<usize, Fail> {
+        let (self_closing, i) = self.parse_attrs(at + b"<field".len(), "field")?;
+        let Some(label) = self.attr_string("label") else {
+            return fail(InputErrorKind::MissingLabel("field"), at);
+        };
+        if self_closing {
+            return fail(InputErrorKind::FieldWithoutValue { label }, at);
+        }
+        match (self.attr_string("interface"), interface.as_deref()) {
+            (Some(f), Some(r)) if f != r => {
+                return fail(
+                    InputErrorKind::InterfaceMismatch {
+                        record: r.to_owned(),
+                        field: f,
+                    },
+                    at,
+                )
+            }
+            (Some(f), _) if f != INTERFACE => {
+                return fail(InputErrorKind::UnsupportedInterface(f), at)
+            }
+            (Some(f), None) => *interface = Some(f),
+            (None, None) => return fail(InputErrorKind::NoInterface { label }, at),
+            _ => {}
+        }
+        if rec.mode == DataMode::Binary {
+            return fail(InputErrorKind::BinaryUnsupported { label }, at);
+        }
+        let end = match self.find_byte(i, b'<')? {
+            Some(e) => e,
+            None => self.buf.len(),
+        };
+        let value = match parse_value(&self.buf[i..end]) {
+            Ok((v, _used)) => v,
+            Err(error) => {
+                let off = i + error.offset;
+                return fail(InputErrorKind::Value { label, error }, off);
+            }
+        };
+        let next = self.expect_close(end, "field", &label)?;
+        rec.set_field(Label::field(&label), Some(value));
+        Ok(next)
+    }
+
+    fn parse_tag(&mut self, at: usize, rec: &mut Record, binding: bool) -> Result<usize, Fail> {
+        let name = if binding { "btag" } else { "tag" };
+        let (self_closing, i) = self.parse_attrs(at + 1 + name.len(), name)?;
+        let Some(label) = self.attr_string("label") else {
+            return fail(InputErrorKind::MissingLabel(name), at);
+        };
+        let (value, next) = if self_closing {
+            (0, i)
+        } else {
+            let Some(end) = self.find_byte(i, b'<')? else {
+                return syntax(
+                    format!("end of input inside {name} {label}"),
+                    self.buf.len(),
+                );
+            };
+            let v = atoi(&self.buf[i..end]);
+            (v, self.expect_close(end, name, &label)?)
+        };
+        let l = if binding {
+            Label::btag(&label)
+        } else {
+            Label::tag(&label)
+        };
+        rec.set_tag(l, value);
+        Ok(next)
+    }
+}
+
+impl<R: Read> Iterator for XmlReader<R> {
+    type Item = Result<Record, InputError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_record()
+    }
+}
+
+/// C `atoi` as glibc computes it: `(int) strtol(s, NULL, 10)` — leading white space,
+/// optional sign, decimal digits up to the first non-digit, saturating at the `long`
+/// range, then truncated to `int`; no digits give 0.
+pub(crate) fn atoi(s: &[u8]) -> i32 {
+    let mut i = 0;
+    while s
+        .get(i)
+        .is_some_and(|&b| matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r'))
+    {
+        i += 1;
+    }
+    let mut negative = false;
+    if let Some(&c @ (b'+' | b'-')) = s.get(i) {
+        negative = c == b'-';
+        i += 1;
+    }
+    let mut mag: u128 = 0;
+    while let Some(&d) = s.get(i).filter(|b| b.is_ascii_digit()) {
+        mag = (mag * 10 + u128::from(d - b'0')).min(1 << 80);
+        i += 1;
+    }
+    // LP64: `long` is 64 bits.
+    let (lo, hi) = (i64::MIN, i64::MAX);
+    let x = if negative {
+        if mag > u128::from(lo.unsigned_abs()) {
+            lo
+        } else {
+            (mag as i128).wrapping_neg() as i64
+        }
+    } else if mag > hi as u128 {
+        hi
+    } else {
+        mag as i64
+    };
+    x as i32
+}
