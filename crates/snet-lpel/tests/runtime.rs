@@ -332,16 +332,21 @@ fn ten_thousand_task_ring() {
 #[test]
 fn repeat_tasks_migrate_under_random_placement() {
     let mut c = cfg(2);
-    c.placement = Some(PlacementConfig {
-        strategy: Strategy::Random { p: 0.5 },
-        interval: Duration::from_millis(1),
-    });
+    c.placement =
+        Some(PlacementConfig { strategy: Strategy::Random { p: 0.5 }, interval: Duration::from_millis(1) });
     let rt = Runtime::start(c).unwrap();
     let (mut tx, mut rx) = stream::<u64>(2);
-    let (mut res_tx, mut res_rx) = stream::<u64>(1);
+    let (mut res_tx, mut res_rx) = stream::<(u64, u64)>(1);
     let mut i = 0u64;
+    let mut seen = [false; 2];
+    let t0 = std::time::Instant::now();
+    // The source runs until it has itself run on both workers (and sent 20 000
+    // items), or for 10 s at most.
     rt.spawn_repeat(TaskSpec::new("src"), move || {
-        if i == 20_000 {
+        if let Some(w) = snet_lpel::current_worker() {
+            seen[w] = true;
+        }
+        if (i >= 20_000 && seen[0] && seen[1]) || t0.elapsed() > Duration::from_secs(10) {
             return Activation::Done;
         }
         tx.write(i).unwrap();
@@ -358,17 +363,15 @@ fn repeat_tasks_migrate_under_random_placement() {
             Activation::Again
         }
         None => {
-            res_tx.write(sum).unwrap();
+            res_tx.write((expect, sum)).unwrap();
             Activation::Done
         }
     });
-    assert_eq!(res_rx.read(), Some(20_000 * 19_999 / 2));
+    let (n, sum) = res_rx.read().unwrap();
+    assert_eq!(sum, n * (n - 1) / 2);
     assert_eq!(rt.wait(), Quiescence::Finished);
     let stats = rt.shutdown();
-    assert!(
-        stats.migrations() > 0,
-        "random placement with p=0.5 migrated nothing"
-    );
+    assert!(stats.migrations() > 0, "random placement with p=0.5 migrated nothing");
     let started: u64 = stats.workers.iter().map(|w| w.started).sum();
     assert_eq!(started, 2 + stats.migrations());
 }
