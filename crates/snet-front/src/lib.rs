@@ -1,1 +1,39 @@
-//! The FRONT-style work-stealing engine (seed 003 ch. 4).
+//! FRONT: the work-stealing S-Net engine (seed 003 ch. 4).
+//!
+//! A fixed pool of workers (`RunOptions::workers`) runs every box instance ("entity")
+//! of a network. The semantics of every construct lives in `snet-core`; this crate only
+//! decides when and on which worker a box invocation happens:
+//!
+//! * entities are created lazily by the core's record walks; the engine keeps an
+//!   ownership flag and an unbounded input stream per box instance (module `entity`);
+//! * the unit of scheduling is a non-empty stream: a worker that writes a record into a
+//!   stream keeps a *read licence* for it in its own work list, ordered front-first
+//!   (streams nearer the output first) (module `worklist`);
+//! * a worker follows a record through the network when it wrote the last output of
+//!   an invocation and the destination is free ("record walking");
+//! * workers read the global input only when they have nothing else to do, optionally
+//!   bounded by `input <= A + B*output` ([`InputLimit`]);
+//! * idle workers check the input first, then steal half of the licences of a victim's
+//!   front-most stream, round-robin, one thief per victim; then spin, then park
+//!   (module `sleep`).
+//!
+//! ```
+//! use snet_front::{FrontEngine, FrontOptions};
+//! let engine = FrontEngine::new(FrontOptions { input_limit: "8 + 2*output".parse().ok(), ..FrontOptions::default() });
+//! assert_eq!(snet_core::Engine::name(&engine), "front");
+//! ```
+
+mod engine;
+pub(crate) mod entity;
+mod options;
+pub(crate) mod sleep;
+pub(crate) mod sync;
+mod trace;
+mod worker;
+pub(crate) mod worklist;
+
+#[cfg(all(test, loom))]
+mod loom_tests;
+
+pub use engine::FrontEngine;
+pub use options::{FrontOptions, InputLimit, InputLimitError};

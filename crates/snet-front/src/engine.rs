@@ -1,0 +1,260 @@
+//! The FRONT engine: shared run state, start-up and shut-down.
+//!
+//! # Termination
+//!
+//! `pending` counts queued jobs plus *units* in progress (a unit is one input record's
+//! walk, or one job taken from a stream, together with the record walk that follows
+//! it). Every increment happens while the incrementing worker's own unit is counted
+//! (or, for input, under the input lock before `input_done` can be set), so `pending`
+//! only reaches zero when no work is left anywhere. Two events can be last: the final
+//! unit ending (`fetch_sub` to 0, then it reads `input_done`) and the input ending
+//! (`input_done` stored, then the reader reads `pending`). Both sides use `SeqCst`, so
+//! at least one of them sees the other and finishes the run (Dekker).
+
+use crate::entity::Entity;
+use crate::options::FrontOptions;
+use crate::sleep::Sleep;
+use crate::trace;
+use crate::worker::Worker;
+use crate::worklist::WorkList;
+use snet_core::det::{Ctx, Token};
+use snet_core::engine::WorkerStats;
+use snet_core::inst::Inst;
+use snet_core::walk::{Step, Walker};
+use snet_core::{BoxTable, Engine, Net, RecordSink, RecordSource, RunError, RunOptions, RunStats};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+/// The work-stealing engine (`--engine front`).
+#[derive(Debug, Clone, Default)]
+pub struct FrontEngine {
+    /// FRONT-specific options.
+    pub options: FrontOptions,
+}
+
+impl FrontEngine {
+    /// An engine with `options`.
+    pub fn new(options: FrontOptions) -> FrontEngine {
+        FrontEngine { options }
+    }
+}
+
+/// What waits in a stream: a record, or the one call of an initialiser box.
+#[derive(Debug)]
+pub(crate) enum Job {
+    Data(Token),
+    Init(Ctx),
+}
+
+/// The engine state kept in a box leaf (`Inst::engine_slot`).
+#[derive(Debug)]
+pub(crate) struct Slot {
+    pub(crate) ent: Entity<Job>,
+    /// Distance from the global input along the path that first reached the entity;
+    /// the work list's front-first order (deeper is nearer the output).
+    pub(crate) depth: u32,
+}
+
+/// The engine slot of box leaf `leaf`, created with `depth` on first use.
+#[inline]
+pub(crate) fn slot(leaf: &Inst, depth: u32) -> &Slot {
+    leaf.engine_slot(|| Slot {
+        ent: Entity::new(),
+        depth,
+    })
+}
+
+/// State shared by all workers of one run.
+pub(crate) struct Shared<'a> {
+    pub(crate) w: Walker<'a>,
+    pub(crate) root: Arc<Inst>,
+    pub(crate) lists: Vec<WorkList<Arc<Inst>>>,
+    pub(crate) input: Mutex<&'a mut dyn RecordSource>,
+    pub(crate) input_done: AtomicBool,
+    pub(crate) output: Mutex<&'a mut dyn RecordSink>,
+    pub(crate) pending: AtomicUsize,
+    pub(crate) done: AtomicBool,
+    pub(crate) stop: AtomicBool,
+    pub(crate) error: Mutex<Option<RunError>>,
+    pub(crate) sleep: Sleep,
+    pub(crate) steals: AtomicU64,
+    pub(crate) opts: &'a FrontOptions,
+    pub(crate) epoch: Instant,
+}
+
+impl Shared<'_> {
+    /// Records the first error and stops every worker.
+    pub(crate) fn fail(&self, e: RunError) {
+        {
+            let mut g = self.error.lock().unwrap_or_else(|p| p.into_inner());
+            if g.is_none() {
+                *g = Some(e);
+            }
+        }
+        self.stop.store(true, Ordering::SeqCst);
+        self.sleep.notify_all();
+    }
+
+    /// The run is complete: wake everybody so they leave.
+    pub(crate) fn finish(&self) {
+        self.done.store(true, Ordering::SeqCst);
+        self.sleep.notify_all();
+    }
+
+    /// True when the workers must leave their loop.
+    #[inline]
+    pub(crate) fn over(&self) -> bool {
+        self.stop.load(Ordering::Relaxed) || self.done.load(Ordering::Relaxed)
+    }
+
+    /// A unit of work ends (see the module doc on termination).
+    #[inline]
+    pub(crate) fn end_unit(&self) {
+        // SeqCst: Dekker with the input reader setting `input_done`.
+        if self.pending.fetch_sub(1, Ordering::SeqCst) == 1
+            && self.input_done.load(Ordering::SeqCst)
+        {
+            self.finish();
+        }
+    }
+
+    /// True if a worker may read one more input record now.
+    pub(crate) fn input_admissible(&self) -> bool {
+        if self.input_done.load(Ordering::Acquire) {
+            return false;
+        }
+        match self.opts.input_limit {
+            None => true,
+            Some(l) => {
+                let c = &self.w.counters;
+                l.admits(c.records_in.get(), c.records_out.get())
+                    || self.pending.load(Ordering::SeqCst) == 0
+            }
+        }
+    }
+}
+
+/// Aborts the run (instead of hanging the other workers) if a worker panics.
+struct PanicGuard<'s, 'a>(&'s Shared<'a>);
+
+impl Drop for PanicGuard<'_, '_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.fail(RunError::new(
+                "front engine",
+                None,
+                "a worker thread panicked",
+            ));
+        }
+    }
+}
+
+impl Engine for FrontEngine {
+    fn name(&self) -> &'static str {
+        "front"
+    }
+
+    fn run(
+        &self,
+        net: &Net,
+        boxes: &BoxTable,
+        input: &mut dyn RecordSource,
+        output: &mut dyn RecordSink,
+        opts: &RunOptions,
+    ) -> Result<RunStats, RunError> {
+        let epoch = Instant::now();
+        let n = opts.workers.max(1);
+        let w = Walker::new(net, boxes)?;
+        let mut inits = Vec::new();
+        let root = w.create_root(&mut |s| {
+            if let Step::Init(c) = s {
+                inits.push(c);
+            }
+        });
+        let sh = Shared {
+            w,
+            root,
+            lists: (0..n).map(|_| WorkList::new()).collect(),
+            input: Mutex::new(input),
+            input_done: AtomicBool::new(false),
+            output: Mutex::new(output),
+            pending: AtomicUsize::new(0),
+            done: AtomicBool::new(false),
+            stop: AtomicBool::new(false),
+            error: Mutex::new(None),
+            sleep: Sleep::new(n),
+            steals: AtomicU64::new(0),
+            opts: &self.options,
+            epoch,
+        };
+        let mut w0 = Worker::new(&sh, 0);
+        for c in inits {
+            w0.enqueue(c.leaf, Job::Init(c.ctx));
+        }
+        let mut reports = Vec::with_capacity(n);
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = (1..n)
+                .map(|i| {
+                    let sh = &sh;
+                    scope.spawn(move || {
+                        let _guard = PanicGuard(sh);
+                        let mut wk = Worker::new(sh, i);
+                        wk.run();
+                        wk.report()
+                    })
+                })
+                .collect();
+            {
+                let _guard = PanicGuard(&sh);
+                w0.run();
+                reports.push(w0.report());
+            }
+            for h in handles {
+                match h.join() {
+                    Ok(r) => reports.push(r),
+                    Err(p) => std::panic::resume_unwind(p),
+                }
+            }
+        });
+        let wall = epoch.elapsed();
+        let error = sh.error.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(e) = error {
+            // Queued records hold causal frames that point back into the instance tree:
+            // drop them so the tree is freed.
+            for l in &sh.lists {
+                for leaf in l.drain() {
+                    drop(slot(&leaf, 0).ent.drain());
+                }
+            }
+            return Err(e);
+        }
+        let mut stats = RunStats::from_counters("front", &sh.w.counters, sh.w.insts.get());
+        stats.discarded_in_sync = sh.root.discard_stored() as u64;
+        stats.steals = sh.steals.load(Ordering::Relaxed);
+        stats.wall = wall;
+        stats.workers = reports
+            .iter()
+            .map(|r| WorkerStats {
+                busy: wall.saturating_sub(r.idle),
+                idle: r.idle,
+            })
+            .collect();
+        if let Some(path) = &self.options.trace {
+            let events: Vec<Vec<trace::Event>> = reports.into_iter().map(|r| r.events).collect();
+            let write = std::fs::File::create(path).and_then(|f| {
+                let mut b = std::io::BufWriter::new(f);
+                trace::write_json(&mut b, &events)?;
+                std::io::Write::flush(&mut b)
+            });
+            if let Err(e) = write {
+                return Err(RunError::new(
+                    format!("trace file {}", path.display()),
+                    None,
+                    e.to_string(),
+                ));
+            }
+        }
+        Ok(stats)
+    }
+}

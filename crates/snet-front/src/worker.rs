@@ -1,0 +1,341 @@
+//! One worker thread: find work front-first, invoke, walk records onward.
+//!
+//! # Where a worker looks for work (seed 003 §4.4–4.6)
+//!
+//! 1. its own work list, front-first: the deepest stream whose entity it can own;
+//! 2. the global input, if no other worker is reading it and the input limit allows;
+//! 3. other workers' lists, round-robin from the last victim, stealing half of the
+//!    licences of the front-most stream with a free entity;
+//! 4. otherwise it spins with growing pauses, then yields, then parks (`sleep`).
+//!
+//! # Record walking (§4.5)
+//!
+//! The walks started by one invocation end in `Step`s. Every `Step::Box` but the last
+//! is pushed into its entity's stream with a licence for this worker. The last one is
+//! held back: after the invocation, the worker tries to own its destination and, if it
+//! can, continues there at once (running the oldest queued job first if the stream is
+//! not empty). It acquires or pushes into the destination *before* releasing the
+//! entity it just ran, so a later invocation of that entity cannot overtake the record.
+
+use crate::engine::{slot, Job, Shared};
+use crate::trace::{EventKind, Tracer};
+use crate::worklist::Key;
+use snet_core::det::Token;
+use snet_core::inst::Inst;
+use snet_core::walk::{Pos, Step};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// What a worker hands back at the end of the run.
+#[derive(Debug)]
+pub(crate) struct Report {
+    pub(crate) idle: Duration,
+    pub(crate) events: Vec<crate::trace::Event>,
+}
+
+/// The per-thread state of a worker.
+pub(crate) struct Worker<'s, 'a> {
+    id: usize,
+    sh: &'s Shared<'a>,
+    /// The last `Step::Box` of the current invocation, not yet delivered.
+    held: Option<(Arc<Inst>, Token)>,
+    /// Depth of the entity being run (0 while walking an input record).
+    depth: u32,
+    victim: usize,
+    idle: Duration,
+    tracer: Option<Tracer>,
+}
+
+impl<'s, 'a> Worker<'s, 'a> {
+    pub(crate) fn new(sh: &'s Shared<'a>, id: usize) -> Self {
+        Worker {
+            id,
+            sh,
+            held: None,
+            depth: 0,
+            victim: id,
+            idle: Duration::ZERO,
+            tracer: sh.opts.trace.as_ref().map(|_| Tracer::new(sh.epoch)),
+        }
+    }
+
+    pub(crate) fn report(self) -> Report {
+        Report {
+            idle: self.idle,
+            events: self.tracer.map(|t| t.events).unwrap_or_default(),
+        }
+    }
+
+    /// Handles one step of a walk (the sink of `Walker::walk` / `run_box`).
+    fn on_step(&mut self, s: Step) {
+        match s {
+            Step::Box(leaf, tok) => {
+                if let Some((l, t)) = self.held.replace((leaf, tok)) {
+                    self.enqueue(l, Job::Data(t));
+                }
+            }
+            Step::Init(c) => self.enqueue(c.leaf, Job::Init(c.ctx)),
+            Step::Output(tok) => self.output(tok),
+        }
+    }
+
+    /// Pushes `job` into `leaf`'s stream with a licence in this worker's list.
+    pub(crate) fn enqueue(&mut self, leaf: Arc<Inst>, job: Job) {
+        let sh = self.sh;
+        let s = slot(&leaf, self.depth + 1);
+        // Counted before it becomes visible (see `engine` on termination).
+        sh.pending.fetch_add(1, Ordering::SeqCst);
+        s.ent.push(job);
+        let key = Key::new(s.depth, Arc::as_ptr(&leaf) as usize);
+        sh.lists[self.id].add(key, 1, || leaf);
+        sh.sleep.notify_one();
+    }
+
+    fn output(&mut self, tok: Token) {
+        let sh = self.sh;
+        let r = {
+            let mut out = sh.output.lock().unwrap_or_else(|p| p.into_inner());
+            let r = out.write_record(tok.rec);
+            // Counted once written, so input control never runs ahead of the sink.
+            sh.w.counters.output();
+            r
+        };
+        if let Err(e) = r {
+            sh.fail(e);
+        }
+        if sh.opts.input_limit.is_some() {
+            // More input may be admissible now.
+            sh.sleep.notify_one();
+        }
+    }
+
+    /// Delivers the held step after an invocation of `cur` (or an input walk, `None`):
+    /// returns the entity to continue at (owned) and its next job, or pushes the record
+    /// with a licence and returns `None`.
+    fn continue_walk(&mut self, cur: Option<&Arc<Inst>>) -> Option<(Arc<Inst>, Job)> {
+        let (next, tok) = self.held.take()?;
+        let s = slot(&next, self.depth + 1);
+        if cur.is_some_and(|c| Arc::ptr_eq(c, &next)) {
+            // A loop back to the entity we own.
+            let job = s.ent.push_pop(Job::Data(tok));
+            return Some((next, job));
+        }
+        if s.ent.try_acquire() {
+            let job = s.ent.push_pop(Job::Data(tok));
+            return Some((next, job));
+        }
+        self.enqueue(next, Job::Data(tok));
+        None
+    }
+
+    /// Runs `job` at the owned entity `leaf` and follows the walked records until the
+    /// walk cannot continue; ends the unit.
+    fn run_unit(&mut self, mut leaf: Arc<Inst>, mut job: Job) {
+        let sh = self.sh;
+        loop {
+            let s = slot(&leaf, 0);
+            if sh.stop.load(Ordering::Relaxed) {
+                s.ent.release();
+                break;
+            }
+            self.depth = s.depth;
+            let start = self.tracer.as_ref().map(Tracer::now);
+            let r = match job {
+                Job::Data(tok) => {
+                    sh.w.run_box(&leaf, Some(tok.rec), tok.ctx, &mut |st| self.on_step(st))
+                }
+                Job::Init(ctx) => sh.w.run_box(&leaf, None, ctx, &mut |st| self.on_step(st)),
+            };
+            if let (Some(t), Some(start)) = (self.tracer.as_mut(), start) {
+                let name = &sh.w.net.node(leaf.node).name;
+                t.record(EventKind::Box, name, start);
+            }
+            if let Err(e) = r {
+                self.held = None;
+                s.ent.release();
+                sh.fail(e);
+                break;
+            }
+            match self.continue_walk(Some(&leaf)) {
+                Some((next, j)) => {
+                    if !Arc::ptr_eq(&next, &leaf) {
+                        s.ent.release();
+                    }
+                    leaf = next;
+                    job = j;
+                }
+                None => {
+                    s.ent.release();
+                    break;
+                }
+            }
+        }
+        sh.end_unit();
+    }
+
+    /// Step 1: the front-most stream of the own list whose entity can be owned.
+    fn take_local(&mut self) -> Option<(Arc<Inst>, Job)> {
+        let list = &self.sh.lists[self.id];
+        loop {
+            let leaf = list.take(|l| slot(l, 0).ent.try_acquire())?;
+            let s = slot(&leaf, 0);
+            match s.ent.pop() {
+                Some(job) => return Some((leaf, job)),
+                // A stale licence: its record was taken by a walking owner.
+                None => s.ent.release(),
+            }
+        }
+    }
+
+    /// Step 2: reads and walks one input record. True if the worker did something.
+    fn try_input(&mut self) -> bool {
+        let sh = self.sh;
+        if !sh.input_admissible() {
+            return false;
+        }
+        let Ok(mut src) = sh.input.try_lock() else {
+            return false;
+        };
+        // Re-check under the lock: another reader may have used up the bound.
+        if !sh.input_admissible() {
+            return false;
+        }
+        let rec = match src.next_record() {
+            Ok(Some(rec)) => rec,
+            Ok(None) => {
+                // SeqCst: Dekker with `end_unit` (see `engine`).
+                sh.input_done.store(true, Ordering::SeqCst);
+                drop(src);
+                if sh.pending.load(Ordering::SeqCst) == 0 {
+                    sh.finish();
+                }
+                return false;
+            }
+            Err(e) => {
+                drop(src);
+                sh.fail(e);
+                return true;
+            }
+        };
+        sh.w.counters.input();
+        sh.pending.fetch_add(1, Ordering::SeqCst);
+        self.depth = 0;
+        let root = sh.root.clone();
+        let r = sh.w.walk(Pos::Enter(root), Token::new(rec), &mut |st| {
+            self.on_step(st)
+        });
+        if let Err(e) = r {
+            self.held = None;
+            drop(src);
+            sh.fail(e);
+            sh.end_unit();
+            return true;
+        }
+        // Deliver before releasing the input: the next input record must not overtake.
+        let next = self.continue_walk(None);
+        drop(src);
+        match next {
+            Some((leaf, job)) => self.run_unit(leaf, job),
+            None => sh.end_unit(),
+        }
+        true
+    }
+
+    /// Step 3: steals half of the licences of a victim's front-most free stream.
+    fn try_steal(&mut self) -> bool {
+        let sh = self.sh;
+        let n = sh.lists.len();
+        for k in 1..n {
+            let v = (self.victim + k) % n;
+            if v == self.id {
+                continue;
+            }
+            let got = sh.lists[v].steal_half(|l| !slot(l, 0).ent.is_owned());
+            if let Some((key, leaf, cnt)) = got {
+                self.victim = v;
+                sh.lists[self.id].add(key, cnt, || leaf);
+                sh.steals.fetch_add(1, Ordering::Relaxed);
+                if let Some(t) = self.tracer.as_mut() {
+                    let now = t.now();
+                    t.record(EventKind::Steal, &Arc::from("steal"), now);
+                }
+                return true;
+            }
+        }
+        self.victim = (self.victim + 1) % n;
+        false
+    }
+
+    /// True if parking now could miss work that this worker should do.
+    fn has_work(&mut self) -> bool {
+        let sh = self.sh;
+        sh.over()
+            || !sh.lists[self.id].is_empty()
+            || sh.input_admissible()
+            || (sh.input_done.load(Ordering::SeqCst) && sh.pending.load(Ordering::SeqCst) == 0)
+            || self.try_steal()
+    }
+
+    /// The worker loop.
+    pub(crate) fn run(&mut self) {
+        let sh = self.sh;
+        sh.sleep.register(self.id);
+        let mut rounds: u32 = 0;
+        let mut idle_since: Option<Instant> = None;
+        loop {
+            if sh.over() {
+                break;
+            }
+            let found = if let Some((leaf, job)) = self.take_local() {
+                self.end_idle(&mut idle_since);
+                self.run_unit(leaf, job);
+                true
+            } else {
+                self.try_input() || self.try_steal()
+            };
+            if found {
+                self.end_idle(&mut idle_since);
+                rounds = 0;
+                continue;
+            }
+            if idle_since.is_none() {
+                idle_since = Some(Instant::now());
+            }
+            if sh.input_done.load(Ordering::SeqCst) && sh.pending.load(Ordering::SeqCst) == 0 {
+                sh.finish();
+                break;
+            }
+            rounds += 1;
+            let spin = sh.opts.spin_rounds;
+            if rounds <= spin / 2 {
+                for _ in 0..(1u32 << rounds.min(6)) {
+                    std::hint::spin_loop();
+                }
+            } else if rounds <= spin {
+                std::thread::yield_now();
+            } else {
+                sh.sleep.announce(self.id);
+                if self.has_work() {
+                    sh.sleep.cancel(self.id);
+                    rounds = 0;
+                    continue;
+                }
+                let start = self.tracer.as_ref().map(Tracer::now);
+                sh.sleep.park(self.id, Duration::from_millis(20));
+                sh.sleep.cancel(self.id);
+                if let (Some(t), Some(start)) = (self.tracer.as_mut(), start) {
+                    t.record(EventKind::Park, &Arc::from("parked"), start);
+                }
+                rounds = spin / 2;
+            }
+        }
+        self.end_idle(&mut idle_since);
+    }
+
+    fn end_idle(&mut self, since: &mut Option<Instant>) {
+        if let Some(t) = since.take() {
+            self.idle += t.elapsed();
+        }
+    }
+}
