@@ -13,3 +13,4 @@ mod object;
 pub mod text;
 
 pub use object::{CType, Value};
+pub use text::{parse_value, write_value, ValueParseError};

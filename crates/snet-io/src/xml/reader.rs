@@ -157,6 +157,12 @@ impl<R: Read> XmlReader<R> {
         &self.src
     }
 
+    /// Bytes currently held in the buffer (for tests of bounded memory).
+    #[cfg(test)]
+    pub(crate) fn buffered(&self) -> usize {
+        self.buf.len()
+    }
+
     /// The underlying source, consuming the reader.
     pub fn into_inner(self) -> R {
         self.src
@@ -331,31 +337,58 @@ impl<R: Read> XmlReader<R> {
     // ----- grammar -----------------------------------------------------------------
 
     /// Skips junk, XML declarations and comments up to the next `<record`; false at
-    /// end of input.
+    /// end of input. Skipped bytes are dropped from the buffer as it goes, so junk of
+    /// any length takes bounded memory.
     fn seek_record(&mut self) -> Result<bool, Fail> {
         loop {
-            self.compact();
-            let Some(lt) = self.find_byte(self.pos, b'<')? else {
-                self.pos = self.buf.len();
+            if !self.skip_until(b"<")? {
                 return Ok(false);
-            };
-            self.pos = lt;
+            }
+            let lt = self.pos;
             if self.is_elem(lt, b"<record")? {
                 return Ok(true);
             }
-            let skip_to = if self.has_prefix(lt, b"<?xml")? {
-                self.find_seq(lt + 5, b"?>")?.map(|e| e + 2)
-            } else if self.has_prefix(lt, b"<!--")? {
-                self.find_seq(lt + 4, b"-->")?.map(|e| e + 3)
-            } else {
-                Some(lt + 1)
-            };
-            match skip_to {
-                Some(p) => self.pos = p,
-                None => {
-                    self.pos = self.buf.len();
-                    return Ok(false);
+            let found = if self.has_prefix(lt, b"<?xml")? {
+                self.pos = lt + 5;
+                self.skip_until(b"?>")? && {
+                    self.pos += 2;
+                    true
                 }
+            } else if self.has_prefix(lt, b"<!--")? {
+                self.pos = lt + 4;
+                self.skip_until(b"-->")? && {
+                    self.pos += 3;
+                    true
+                }
+            } else {
+                self.pos = lt + 1;
+                true
+            };
+            if !found {
+                return Ok(false);
+            }
+        }
+    }
+
+    /// Advances `self.pos` to the next occurrence of `pat` (true), or to the end of
+    /// input (false), compacting the buffer while searching.
+    fn skip_until(&mut self, pat: &[u8]) -> Result<bool, Fail> {
+        loop {
+            self.compact();
+            let rest = &self.buf[self.pos..];
+            let hit = match pat {
+                [b] => rest.iter().position(|c| c == b),
+                _ => rest.windows(pat.len()).position(|w| w == pat),
+            };
+            if let Some(k) = hit {
+                self.pos += k;
+                return Ok(true);
+            }
+            // Keep a possible partial match at the end of the buffer.
+            self.pos = (self.buf.len() + 1).saturating_sub(pat.len()).max(self.pos);
+            if !self.fill()? {
+                self.pos = self.buf.len();
+                return Ok(false);
             }
         }
     }

@@ -424,6 +424,24 @@ fn rule12_end_of_input_without_terminate_ends_reading() {
 }
 
 #[test]
+fn long_junk_and_comments_take_bounded_memory() {
+    let mut input = "x".repeat(1 << 20);
+    input.push_str("<!--");
+    input.push_str(&"y".repeat(1 << 20));
+    input.push_str("--><?xml ");
+    input.push_str(&"z".repeat(1 << 20));
+    input.push_str("?>");
+    input.push_str(&format!("{HEAD}<tag label=\"t\">1</tag></record>"));
+    input.push_str(&"w".repeat(1 << 20));
+    let mut r = XmlReader::new(input.as_bytes());
+    assert!(matches!(r.next(), Some(Ok(_))));
+    assert!(r.buffered() < 4 * 65536, "{}", r.buffered());
+    assert!(r.next().is_none());
+    assert!(r.buffered() < 4 * 65536, "{}", r.buffered());
+    assert_eq!(r.offset(), input.len() as u64);
+}
+
+#[test]
 fn attributes_take_either_quote_and_white_space() {
     let r = one("<record\n type = 'data'\tmode=\"textual\" interface='C4SNet' ><field label = 'a' >(int)1</field></record>");
     assert_eq!(field(&r, "a"), Some(Value::int(1)));
