@@ -350,12 +350,18 @@ fn parse_element(ctype: CType, t: &[u8], out: &mut Vec<u8>) -> Option<usize> {
             Some(used)
         }
         CType::Float => {
-            let (x, used) = cfmt::scan_float(number_token(t))?;
+            let (x, used) = match plain_decimal(t) {
+                Some((s, used)) => (s.parse::<f32>().ok()?, used),
+                None => cfmt::scan_float(number_token(t))?,
+            };
             out.extend_from_slice(&x.to_ne_bytes());
             Some(used)
         }
         CType::Double => {
-            let (x, used) = cfmt::scan_double(number_token(t))?;
+            let (x, used) = match plain_decimal(t) {
+                Some((s, used)) => (s.parse::<f64>().ok()?, used),
+                None => cfmt::scan_double(number_token(t))?,
+            };
             out.extend_from_slice(&x.to_ne_bytes());
             Some(used)
         }
@@ -380,6 +386,53 @@ fn number_token(t: &[u8]) -> &[u8] {
         .position(|&b| b == b',' || b == b'<' || b == 0)
         .unwrap_or(t.len());
     &t[..end]
+}
+
+/// Fast path for `%f`/`%lf`: if `t` starts with (white space and) a plain decimal
+/// number `[+-]? digits [. digits] [(e|E) [+-]? digits]` (or `.digits`) followed by
+/// `,`, `<`, white space or the end, returns the number text and the bytes used.
+/// For such text `scanf` consumes exactly the number and converts it with a correctly
+/// rounded `strtod`/`strtof`, which is what Rust's `parse` computes, so the result is
+/// identical (property-tested against the C library). Anything else — hex floats,
+/// `inf`, `nan`, an exponent without digits, a number running into other text — goes
+/// to the C library.
+fn plain_decimal(t: &[u8]) -> Option<(&str, usize)> {
+    let start = t.iter().position(|&b| !is_c_space(b))?;
+    let mut i = start;
+    let digits = |i: &mut usize| {
+        let s = *i;
+        while t.get(*i).is_some_and(u8::is_ascii_digit) {
+            *i += 1;
+        }
+        *i - s
+    };
+    if matches!(t.get(i), Some(b'+' | b'-')) {
+        i += 1;
+    }
+    let mut mantissa = digits(&mut i);
+    if t.get(i) == Some(&b'.') {
+        i += 1;
+        mantissa += digits(&mut i);
+    }
+    if mantissa == 0 {
+        return None;
+    }
+    if matches!(t.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(t.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        if digits(&mut i) == 0 {
+            return None;
+        }
+    }
+    match t.get(i) {
+        None | Some(b',' | b'<') => {}
+        Some(&b) if is_c_space(b) => {}
+        Some(_) => return None,
+    }
+    let s = std::str::from_utf8(&t[start..i]).ok()?;
+    Some((s, i))
 }
 
 /// C `isspace` in the "C" locale.

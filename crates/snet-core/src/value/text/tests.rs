@@ -307,6 +307,26 @@ fn long_double_widened_from_double_prints_like_double() {
     }
 }
 
+#[test]
+fn exact_ties_round_to_even_like_glibc() {
+    // odd * 2^-25 near 2^27 has exactly 34 significant digits ending in 5: a tie at
+    // the 33 digits printed. glibc rounds ties to even (checked with a C program).
+    let want = [
+        "1.34217728000000029802322387695312e+08",
+        "1.34217728000000089406967163085938e+08",
+        "1.34217728000000149011611938476562e+08",
+        "1.34217728000000208616256713867188e+08",
+        "1.34217728000000268220901489257812e+08",
+    ];
+    for (k, want) in want.iter().enumerate() {
+        let m = (1u64 << 52) | (2 * k as u64 + 1);
+        let x = m as f64 * (-25f64).exp2();
+        assert_eq!(text(&Value::double(x)), format!("(double){want}"));
+        let v = Value::from_bytes(CType::LDouble, 1, true, &ld_from_f64(x));
+        assert_eq!(text(&v), format!("(long double){want}"));
+    }
+}
+
 /// A C program that prints `%.32Le` of each 10-byte little-endian value given as 20
 /// hex digits per input line, compiled with the system C compiler. `None` if there is
 /// no C compiler (the comparison then cannot run).
@@ -453,6 +473,38 @@ proptest! {
         // the C scan sees the text up to a NUL, as our NUL-terminated copy does
         let upto = b.iter().position(|&c| c == 0).unwrap_or(b.len());
         prop_assert_eq!(rust, reference::scan_ld(&b[..upto]));
+    }
+
+    #[test]
+    fn float_fast_path_matches_the_c_library(
+        s in "[ \t]{0,1}[-+]{0,1}[0-9]{0,20}[.]{0,1}[0-9]{0,20}([eE][-+]{0,1}[0-9]{0,4}){0,1}[ ,<x]{0,1}[0-9]{0,2}",
+    ) {
+        let b = s.as_bytes();
+        let mut out = Vec::new();
+        let rust = parse_element(CType::Double, b, &mut out).map(|n| (f64::from_ne_bytes(arr(&out)).to_bits(), n));
+        let c = cfmt::scan_double(number_token(b)).map(|(x, n)| (x.to_bits(), n));
+        prop_assert_eq!(rust, c, "{:?}", s);
+        out.clear();
+        let rust = parse_element(CType::Float, b, &mut out).map(|n| (f32::from_ne_bytes(arr(&out)).to_bits(), n));
+        let c = cfmt::scan_float(number_token(b)).map(|(x, n)| (x.to_bits(), n));
+        prop_assert_eq!(rust, c, "{:?}", s);
+    }
+
+    #[test]
+    fn float_fast_path_matches_on_printed_values(bits in any::<u64>(), prec in 0usize..40) {
+        let x = f64::from_bits(bits);
+        prop_assume!(x.is_finite());
+        for s in [format!("{x:.prec$e}"), format!("{x:.prec$}"), format!("{x}")] {
+            let b = s.as_bytes();
+            let mut out = Vec::new();
+            let rust = parse_element(CType::Double, b, &mut out).map(|n| (f64::from_ne_bytes(arr(&out)).to_bits(), n));
+            let c = cfmt::scan_double(b).map(|(x, n)| (x.to_bits(), n));
+            prop_assert_eq!(rust, c, "{:?}", s);
+            out.clear();
+            let rust = parse_element(CType::Float, b, &mut out).map(|n| (f32::from_ne_bytes(arr(&out)).to_bits(), n));
+            let c = cfmt::scan_float(b).map(|(x, n)| (x.to_bits(), n));
+            prop_assert_eq!(rust, c, "{:?}", s);
+        }
     }
 
     #[test]
