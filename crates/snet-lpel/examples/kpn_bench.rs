@@ -25,10 +25,22 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 // ---------------------------------------------------------------- ring
 
+/// CPU time of the calling OS thread in ns (not inflated when the machine is shared).
+fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: valid timespec pointer; CLOCK_THREAD_CPUTIME_ID exists on Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
 /// LPEL ring: n processes, a 4-byte token makes `rounds` round trips. `good`
 /// placement puts consecutive processes on the same worker (blocks of n/w),
-/// `bad` alternates workers so every hop crosses workers. Returns ns/transaction.
-fn ring_lpel(n: usize, workers: usize, good: bool) -> f64 {
+/// `bad` alternates workers so every hop crosses workers. Returns ns/transaction
+/// (wall time, and the measuring thread's CPU time — meaningful with one worker).
+fn ring_lpel(n: usize, workers: usize, good: bool) -> (f64, f64) {
     let rounds = (1_000_000 / n).max(1);
     let mut net = Network::new(Config::with_workers(workers));
     let mut rxs = Vec::with_capacity(n);
@@ -40,7 +52,7 @@ fn ring_lpel(n: usize, workers: usize, good: bool) -> f64 {
         let _ = i;
     }
     let place = |i: usize| if good { i * workers / n } else { i % workers };
-    let (mut res_tx, mut res_rx) = stream::<f64>(1);
+    let (mut res_tx, mut res_rx) = stream::<(f64, f64)>(1);
     for i in 0..n {
         // process i reads channel i and writes channel (i+1) % n
         let mut rx = rxs[i].take().unwrap();
@@ -49,16 +61,20 @@ fn ring_lpel(n: usize, workers: usize, good: bool) -> f64 {
             .on_worker(place(i))
             .stack_size(16 * 1024);
         if i == 0 {
-            let mut res = std::mem::replace(&mut res_tx, stream::<f64>(1).0);
+            let mut res = std::mem::replace(&mut res_tx, stream::<(f64, f64)>(1).0);
             net.spawn_spec(spec, move || {
                 let t0 = Instant::now();
+                let c0 = thread_cpu_ns();
                 for r in 0..rounds {
                     tx.send(r as u32).unwrap();
                     let v = rx.recv().unwrap();
                     debug_assert_eq!(v, r as u32);
                 }
                 let ns = t0.elapsed().as_nanos() as f64 / (rounds * n) as f64;
-                res.write(ns).unwrap();
+                // With one worker every process runs on this OS thread, so its CPU
+                // time is the ring's CPU time.
+                let cpu = (thread_cpu_ns() - c0) as f64 / (rounds * n) as f64;
+                res.write((ns, cpu)).unwrap();
             });
         } else {
             net.spawn_spec(spec, move || {
@@ -166,21 +182,25 @@ fn bench_ring(runs: usize, out: &mut String) {
         out,
         "### ring (ns per transaction, median of {runs} runs; ⌊10^6/n⌋ round trips)\n"
     );
+    let _ = writeln!(out, "1w CPU = CPU time of the single worker thread per transaction (not inflated when other processes share the machine).\n");
     let _ = writeln!(
         out,
-        "| n | LPEL 1w | LPEL 2w good | LPEL 2w bad | threads+crossbeam | threads+std mpsc | crossbeam / LPEL 1w |"
+        "| n | LPEL 1w | LPEL 1w CPU | LPEL 2w good | LPEL 2w bad | threads+crossbeam | threads+std mpsc | crossbeam / LPEL 1w |"
     );
-    let _ = writeln!(out, "|---|---|---|---|---|---|---|");
+    let _ = writeln!(out, "|---|---|---|---|---|---|---|---|");
     for n in [10usize, 100, 1000, 10000] {
-        let l1 = median((0..runs).map(|_| ring_lpel(n, 1, true)).collect());
-        let l2g = median((0..runs).map(|_| ring_lpel(n, 2, true)).collect());
-        let l2b = median((0..runs).map(|_| ring_lpel(n, 2, false)).collect());
+        let r1: Vec<(f64, f64)> = (0..runs).map(|_| ring_lpel(n, 1, true)).collect();
+        let l1 = median(r1.iter().map(|r| r.0).collect());
+        let c1 = median(r1.iter().map(|r| r.1).collect());
+        let l2g = median((0..runs).map(|_| ring_lpel(n, 2, true).0).collect());
+        let l2b = median((0..runs).map(|_| ring_lpel(n, 2, false).0).collect());
         // Thread baselines get fewer runs when n is large (10^4 threads are slow to make).
         let truns = if n >= 10000 { 1 } else { runs.min(3) };
+        snet_lpel::release_pooled_stacks();
         let tc = median((0..truns).map(|_| ring_threads(n)).collect());
         let ts = median((0..truns).map(|_| ring_std(n)).collect());
         let line = format!(
-            "| {n} | {l1:.1} | {l2g:.1} | {l2b:.1} | {tc:.1} | {ts:.1} | {:.1}× |",
+            "| {n} | {l1:.1} | {c1:.1} | {l2g:.1} | {l2b:.1} | {tc:.1} | {ts:.1} | {:.1}× |",
             tc / l1
         );
         println!("{line}");
@@ -764,7 +784,8 @@ fn main() {
         let n = args[1].parse().expect("N");
         let w = args[2].parse().expect("WORKERS");
         let good = args.get(3).map(String::as_str) != Some("bad");
-        println!("{:.1} ns/transaction", ring_lpel(n, w, good));
+        let (ns, cpu) = ring_lpel(n, w, good);
+        println!("{ns:.1} ns/transaction wall, {cpu:.1} ns thread CPU");
         return;
     }
     let mut runs = 5;

@@ -43,6 +43,9 @@ use std::sync::Arc;
 /// Iterations of the idle spin before a worker sleeps (a futex wake-up costs µs).
 const IDLE_SPINS: u32 = 2000;
 
+/// Dispatches between mailbox checks while the ready set holds several tasks.
+const MAIL_EVERY: u32 = 16;
+
 thread_local! {
     static CTX: Cell<*const WorkerCtx> = const { Cell::new(ptr::null()) };
 }
@@ -492,16 +495,30 @@ pub(crate) fn run_worker(rt: Arc<RtShared>, index: usize, started: Arc<AtomicBoo
         crate::stream::STREAM_MONITORS.fetch_add(1, Relaxed);
     }
     started.store(true, Release);
+    let mut since_mail = 0u32;
     loop {
-        ctx.drain_mailbox();
-        if rt.shutdown.load(Acquire) {
-            break;
+        // Step 1: the mailbox is drained before every dispatch when the ready set is
+        // short, otherwise every MAIL_EVERY dispatches (fairness to remote wake-ups
+        // without paying the check on every local switch).
+        since_mail += 1;
+        if since_mail >= MAIL_EVERY || ctx.ready().len() < 2 {
+            since_mail = 0;
+            ctx.drain_mailbox();
+            if rt.shutdown.load(Acquire) {
+                break;
+            }
         }
         if let Some(t) = ctx.ready().fetch() {
             ctx.dispatch(t);
             continue;
         }
-        ctx.idle();
+        ctx.drain_mailbox();
+        if rt.shutdown.load(Acquire) {
+            break;
+        }
+        if ctx.ready().len() == 0 {
+            ctx.idle();
+        }
     }
     // Shutdown: drop the coroutines of tasks still ready here (forced unwind of
     // their stacks, on this thread).

@@ -332,8 +332,10 @@ fn ten_thousand_task_ring() {
 #[test]
 fn repeat_tasks_migrate_under_random_placement() {
     let mut c = cfg(2);
-    c.placement =
-        Some(PlacementConfig { strategy: Strategy::Random { p: 0.5 }, interval: Duration::from_millis(1) });
+    c.placement = Some(PlacementConfig {
+        strategy: Strategy::Random { p: 0.5 },
+        interval: Duration::from_millis(1),
+    });
     let rt = Runtime::start(c).unwrap();
     let (mut tx, mut rx) = stream::<u64>(2);
     let (mut res_tx, mut res_rx) = stream::<(u64, u64)>(1);
@@ -371,7 +373,10 @@ fn repeat_tasks_migrate_under_random_placement() {
     assert_eq!(sum, n * (n - 1) / 2);
     assert_eq!(rt.wait(), Quiescence::Finished);
     let stats = rt.shutdown();
-    assert!(stats.migrations() > 0, "random placement with p=0.5 migrated nothing");
+    assert!(
+        stats.migrations() > 0,
+        "random placement with p=0.5 migrated nothing"
+    );
     let started: u64 = stats.workers.iter().map(|w| w.started).sum();
     assert_eq!(started, 2 + stats.migrations());
 }
