@@ -32,7 +32,9 @@ fn escape(cx: f64, cy: f64) -> i32 {
 
 fn row(y: i32, w: i32, h: i32) -> Vec<i32> {
     let cy = -1.2 + 2.4 * f64::from(y) / f64::from(h);
-    (0..w).map(|x| escape(-2.2 + 3.2 * f64::from(x) / f64::from(w), cy)).collect()
+    (0..w)
+        .map(|x| escape(-2.2 + 3.2 * f64::from(x) / f64::from(w), cy))
+        .collect()
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -68,7 +70,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     let start = std::time::Instant::now();
-    let out = prog.run_records(engine, vec![Record::new().with_tag("width", w).with_tag("height", h)])?;
+    let out = prog.run_records(
+        engine,
+        vec![Record::new().with_tag("width", w).with_tag("height", h)],
+    )?;
     let elapsed = start.elapsed();
 
     let mut total: i64 = 0;
@@ -93,6 +98,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .collect();
         println!("{line}");
     }
-    println!("{} rows, {total} iterations, {:?} on {}", out.len(), elapsed, engine.name());
+    println!(
+        "{} rows, {total} iterations, {:?} on {}",
+        out.len(),
+        elapsed,
+        engine.name()
+    );
     Ok(())
 }

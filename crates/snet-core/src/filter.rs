@@ -43,7 +43,7 @@ pub fn apply(
         Ok(()) => {}
         Err(e) => {
             out.truncate(start);
-            return Err((e, x));
+            return Err(Box::new((e, x)));
         }
     }
     inherit(filter, x, &mut out[start..]);

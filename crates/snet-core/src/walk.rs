@@ -243,7 +243,7 @@ impl<'a> Walker<'a> {
                         };
                         outs.clear();
                         filter::apply(f, tok.rec, &mut outs)
-                            .map_err(|(e, x)| self.err(&inst, &x, e.to_string()))?;
+                            .map_err(|b| self.err(&inst, &b.1, b.0.to_string()))?;
                         let n = outs.len();
                         self.counters.produced(n);
                         self.counters.consumed(1);

@@ -29,7 +29,9 @@ fn fibonacci_by_recursion_tree() {
     let p = Program::from_source("fibtree.snet", FIBTREE).unwrap();
     for e in EngineKind::ALL {
         for n in 0..=16 {
-            let out = p.run_records(*e, vec![Record::new().with_tag("N", n)]).unwrap();
+            let out = p
+                .run_records(*e, vec![Record::new().with_tag("N", n)])
+                .unwrap();
             assert_eq!(tags(&out, "F"), vec![fib(n)], "fib({n}) on {e:?}");
             assert_eq!(out.len(), 1);
         }
@@ -40,8 +42,16 @@ fn fibonacci_by_recursion_tree() {
 fn powers_of_two_by_feedback() {
     let p = Program::from_source("powers.snet", POWERS).unwrap();
     for e in EngineKind::ALL {
-        let out = p.run_records(*e, (0..31).map(|n| Record::new().with_tag("N", n)).collect()).unwrap();
-        assert_eq!(tags(&out, "P"), (0..31).map(|n| 1i32 << n).collect::<Vec<_>>());
+        let out = p
+            .run_records(
+                *e,
+                (0..31).map(|n| Record::new().with_tag("N", n)).collect(),
+            )
+            .unwrap();
+        assert_eq!(
+            tags(&out, "P"),
+            (0..31).map(|n| 1i32 << n).collect::<Vec<_>>()
+        );
     }
 }
 
@@ -50,7 +60,9 @@ fn primes_by_trial_division_and_synchrocells() {
     let p = Program::from_source("primes.snet", PRIMES).unwrap();
     for e in EngineKind::ALL {
         for n in [2, 3, 10, 50, 200] {
-            let out = p.run_records(*e, vec![Record::new().with_tag("N", n)]).unwrap();
+            let out = p
+                .run_records(*e, vec![Record::new().with_tag("N", n)])
+                .unwrap();
             let want: Vec<i32> = (2..=n).filter(|x| (2..*x).all(|d| x % d != 0)).collect();
             assert_eq!(tags(&out, "P"), want, "primes up to {n} on {e:?}");
         }

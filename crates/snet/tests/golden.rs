@@ -18,7 +18,9 @@ fn examples_root() -> PathBuf {
 }
 
 fn find_cases(dir: &Path, out: &mut Vec<Case>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
     let mut entries: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
     entries.sort();
     for p in &entries {
@@ -26,7 +28,9 @@ fn find_cases(dir: &Path, out: &mut Vec<Case>) {
             find_cases(p, out);
         }
     }
-    let Some(name) = dir.file_name().and_then(|n| n.to_str()) else { return };
+    let Some(name) = dir.file_name().and_then(|n| n.to_str()) else {
+        return;
+    };
     let program = dir.join(format!("{name}.snet"));
     if !(program.exists() && dir.join("input.xml").exists() && dir.join("expected.xml").exists()) {
         return;
@@ -72,7 +76,8 @@ fn run_case(case: &Case, engine: &str, workers: usize) -> Result<(), String> {
     }
     let actual = std::fs::read_to_string(&out).map_err(|e| e.to_string())?;
     let _ = std::fs::remove_file(&out);
-    let expected = std::fs::read_to_string(case.dir.join("expected.xml")).map_err(|e| e.to_string())?;
+    let expected =
+        std::fs::read_to_string(case.dir.join("expected.xml")).map_err(|e| e.to_string())?;
     snet_io::compare_outputs(&expected, &actual, case.ordered)
 }
 
@@ -80,13 +85,21 @@ fn run_case(case: &Case, engine: &str, workers: usize) -> Result<(), String> {
 fn every_example_matches_its_expected_output_on_every_engine() {
     let mut cases = Vec::new();
     find_cases(&examples_root(), &mut cases);
-    assert!(cases.len() >= 10, "expected golden examples, found {}", cases.len());
+    assert!(
+        cases.len() >= 10,
+        "expected golden examples, found {}",
+        cases.len()
+    );
     let mut failures = Vec::new();
     for case in &cases {
         for engine in snet::EngineKind::ALL {
             for workers in [1, 2] {
                 if let Err(e) = run_case(case, engine.name(), workers) {
-                    failures.push(format!("{} [{} -w {workers}]: {e}", case.program.display(), engine.name()));
+                    failures.push(format!(
+                        "{} [{} -w {workers}]: {e}",
+                        case.program.display(),
+                        engine.name()
+                    ));
                 }
                 if *engine == snet::EngineKind::Seq {
                     break;
@@ -94,5 +107,10 @@ fn every_example_matches_its_expected_output_on_every_engine() {
             }
         }
     }
-    assert!(failures.is_empty(), "{} failure(s):\n{}", failures.len(), failures.join("\n\n"));
+    assert!(
+        failures.is_empty(),
+        "{} failure(s):\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
 }
