@@ -37,7 +37,7 @@ pub fn apply(
     filter: &Filter,
     x: Record,
     out: &mut Vec<Record>,
-) -> Result<(), (FilterError, Record)> {
+) -> Result<(), Box<(FilterError, Record)>> {
     let start = out.len();
     match build(filter, &x, out) {
         Ok(()) => {}
