@@ -201,6 +201,35 @@ fn benches() -> Vec<Bench> {
     ]
 }
 
+/// Runs the serial elision on a plain worker thread (not the main thread), so that it
+/// sees the same allocator arenas and stack kind of conditions as pool workers.
+fn serial(run: fn(Backend) -> (f64, f64)) -> (f64, f64) {
+    std::thread::scope(|s| {
+        s.spawn(move || run(Backend::Serial))
+            .join()
+            .expect("serial run panicked")
+    })
+}
+
+/// Busy and total CPU ticks of the whole machine so far (from /proc/stat).
+fn cpu_ticks() -> (u64, u64) {
+    let s = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let v: Vec<u64> = s
+        .lines()
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    if v.len() < 5 {
+        return (0, 0);
+    }
+    let idle = v[3] + v[4];
+    let total: u64 = v.iter().take(8).sum();
+    (total - idle, total)
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
     v[v.len() / 2]
@@ -252,7 +281,7 @@ fn rayon_pool(threads: usize) -> rayon::ThreadPool {
 fn run_bench(b: &Bench, runs: usize) -> Row {
     let run = b.run;
     // Warm-up and reference checksum.
-    let expect = run(Backend::Serial).1;
+    let expect = serial(run).1;
     let tol = tolerance(b.name);
     let check = |v: f64| {
         let ok = if tol == 0.0 {
@@ -273,7 +302,7 @@ fn run_bench(b: &Bench, runs: usize) -> Row {
     }
     let mut times: [Vec<f64>; 5] = Default::default();
     for _ in 0..runs {
-        let (t, v) = run(Backend::Serial);
+        let (t, v) = serial(run);
         check(v);
         times[0].push(t);
         for k in 0..2 {
@@ -336,7 +365,7 @@ fn madvise_table(list: &[Bench], runs: usize) -> String {
     let mut s = String::from("| benchmark | T2 none s | T2 MADV_FREE s | T2 MADV_DONTNEED s | parks (free) | madvise calls (free) |\n|---|---|---|---|---|---|\n");
     for b in list {
         let run = b.run;
-        let expect = run(Backend::Serial).1;
+        let expect = serial(run).1;
         let tol = if matches!(b.name, "fib" | "nqueens" | "knapsack") {
             0.0
         } else {
@@ -379,7 +408,7 @@ fn barrier_table(list: &[Bench], runs: usize) -> String {
     );
     for b in list {
         let run = b.run;
-        let expect = run(Backend::Serial).1;
+        let expect = serial(run).1;
         let tol = tolerance(b.name);
         let mut cells = vec![];
         let mut steals = 0;
@@ -505,6 +534,8 @@ fn main() {
         machine()
     );
     let mut rows = vec![];
+    let (busy0, total0) = cpu_ticks();
+    let wall = Instant::now();
     for b in &list {
         let r = run_bench(b, runs);
         eprintln!(
@@ -513,6 +544,17 @@ fn main() {
         );
         rows.push(r);
     }
+    let (busy1, total1) = cpu_ticks();
+    // Our own process keeps at most one core busy outside T2 runs; anything beyond
+    // what the machine's 2 cores minus ours could give is other load.
+    let busy = (busy1 - busy0) as f64 / (total1 - total0).max(1) as f64;
+    out.push_str(&format!(
+        "Machine CPU busy during the main table: {:.0}% of {} cores over {:.0} s (our runs \
+         use 1 core, 2 in T2 cells; more means other load on this shared machine).\n\n",
+        busy * 100.0,
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
+        wall.elapsed().as_secs_f64()
+    ));
     out.push_str(&table(&rows));
     if madvise {
         out.push_str("\nT2 by madvise policy (seed 002 §5.2.3):\n\n");
