@@ -63,7 +63,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             (p, input)
         }
         _ => {
-            let stages = vec!["stage"; 10].join(" .. ");
+            let stages = ["stage"; 10].join(" .. ");
             let src = format!(
                 "net stage {{ box id((A) -> (A)); }} connect id; net pipe connect {stages};"
             );
