@@ -543,10 +543,17 @@ impl<R: Read> XmlReader<R> {
             } else if self.is_elem(i, b"<record")? {
                 return syntax("a new <record> starts before </record>", i);
             } else {
-                let end = (i + 16).min(self.buf.len());
+                // Name the element: `<` and what follows up to white space or `>`.
+                let mut end = i + 1;
+                while end < i + 32 && self.byte(end)?.is_some_and(|b| !is_ws(b) && b != b'>') {
+                    end += 1;
+                }
                 let what = String::from_utf8_lossy(&self.buf[i..end]).into_owned();
                 return syntax(
-                    format!("unexpected `{what}...` inside a record (expected <field>, <tag>, <btag> or </record>)"),
+                    format!(
+                        "unexpected `{what}` inside a record \
+                         (expected <field>, <tag>, <btag> or </record>)"
+                    ),
                     i,
                 );
             }

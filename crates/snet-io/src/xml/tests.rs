@@ -692,6 +692,38 @@ proptest! {
     }
 
     #[test]
+    fn reading_byte_by_byte_gives_the_same_results(
+        recs in proptest::collection::vec(arb_record(), 0..3),
+        junk in "[<>/=\"' a-z()\\[\\],0-9&;!?-]{0,20}",
+        cut in 0usize..400,
+    ) {
+        let mut w = XmlWriter::new(Vec::new());
+        for r in &recs {
+            w.write_record(r).unwrap();
+        }
+        let mut input = w.finish().unwrap();
+        let cut = cut.min(input.len());
+        input.splice(cut..cut, junk.bytes());
+        let show = |it: Vec<Result<Record, InputError>>| -> Vec<String> {
+            it.into_iter()
+                .map(|r| match r {
+                    Ok(r) => format!("{r:?}"),
+                    Err(e) => format!("{e}"),
+                })
+                .collect()
+        };
+        let whole = show(XmlReader::new(input.as_slice()).collect());
+        let bytewise = show(
+            XmlReader::new(Chunks {
+                chunks: input.iter().map(|&b| vec![b]).collect(),
+                next: 0,
+            })
+            .collect(),
+        );
+        prop_assert_eq!(whole, bytewise);
+    }
+
+    #[test]
     fn random_bytes_never_panic(b in proptest::collection::vec(any::<u8>(), 0..300)) {
         let n = XmlReader::new(b.as_slice()).take(1000).count();
         prop_assert!(n <= b.len() + 1);
