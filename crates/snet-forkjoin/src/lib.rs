@@ -29,6 +29,23 @@
 //!
 //! Off a pool, `join`, `scope` and `for_each` run sequentially on the calling thread.
 //!
+//! The closures must be `Send` (a half may run on another worker):
+//!
+//! ```compile_fail
+//! let rc = std::rc::Rc::new(1);
+//! snet_forkjoin::join(|| *rc + 1, || 2);
+//! ```
+//!
+//! and children of a scope may only borrow what outlives the scope:
+//!
+//! ```compile_fail
+//! let mut out = Vec::new();
+//! snet_forkjoin::scope(|s| {
+//!     let local = vec![1, 2, 3];
+//!     s.spawn(|_| out.push(local.len()));
+//! });
+//! ```
+//!
 //! # How it works
 //!
 //! Every job runs on a *fiber* (a corosensei coroutine on a stack from a pool of
