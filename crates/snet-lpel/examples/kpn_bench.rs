@@ -40,8 +40,8 @@ fn thread_cpu_ns() -> u64 {
 /// placement puts consecutive processes on the same worker (blocks of n/w),
 /// `bad` alternates workers so every hop crosses workers. Returns ns/transaction
 /// (wall time, and the measuring thread's CPU time — meaningful with one worker).
-fn ring_lpel(n: usize, workers: usize, good: bool) -> (f64, f64) {
-    let rounds = (1_000_000 / n).max(1);
+fn ring_lpel(n: usize, workers: usize, good: bool, transactions: usize) -> (f64, f64) {
+    let rounds = (transactions / n).max(1);
     let mut net = Network::new(Config::with_workers(workers));
     let mut rxs = Vec::with_capacity(n);
     let mut txs = Vec::with_capacity(n);
@@ -92,8 +92,8 @@ fn ring_lpel(n: usize, workers: usize, good: bool) -> (f64, f64) {
 }
 
 /// Thread-per-process ring with crossbeam bounded(1) channels.
-fn ring_threads(n: usize) -> f64 {
-    let rounds = (1_000_000 / n).max(1);
+fn ring_threads(n: usize, transactions: usize) -> f64 {
+    let rounds = (transactions / n).max(1);
     let mut txs = Vec::new();
     let mut rxs = Vec::new();
     for _ in 0..n {
@@ -135,8 +135,8 @@ fn ring_threads(n: usize) -> f64 {
 }
 
 /// Thread-per-process ring with std::sync::mpsc sync_channel(1).
-fn ring_std(n: usize) -> f64 {
-    let rounds = (1_000_000 / n).max(1);
+fn ring_std(n: usize, transactions: usize) -> f64 {
+    let rounds = (transactions / n).max(1);
     let mut txs = Vec::new();
     let mut rxs = Vec::new();
     for _ in 0..n {
@@ -177,10 +177,17 @@ fn ring_std(n: usize) -> f64 {
     ns
 }
 
+/// Transactions per run: 10^6 (BENCHMARKS.md) for one worker; cross-worker and
+/// thread variants cost µs per transaction, so they run 2·10^5 to stay well under a
+/// minute in total (ns per transaction does not depend on the count).
+const RING_TX: usize = 1_000_000;
+const RING_TX_SLOW: usize = 200_000;
+
 fn bench_ring(runs: usize, out: &mut String) {
+    let slow_runs = runs.min(3);
     let _ = writeln!(
         out,
-        "### ring (ns per transaction, median of {runs} runs; ⌊10^6/n⌋ round trips)\n"
+        "### ring (ns per transaction; LPEL 1w: ⌊10^6/n⌋ round trips, median of {runs} runs; other columns: ⌊2·10^5/n⌋ round trips, median of {slow_runs})\n"
     );
     let _ = writeln!(out, "1w CPU = CPU time of the single worker thread per transaction (not inflated when other processes share the machine).\n");
     let _ = writeln!(
@@ -189,16 +196,24 @@ fn bench_ring(runs: usize, out: &mut String) {
     );
     let _ = writeln!(out, "|---|---|---|---|---|---|---|---|");
     for n in [10usize, 100, 1000, 10000] {
-        let r1: Vec<(f64, f64)> = (0..runs).map(|_| ring_lpel(n, 1, true)).collect();
+        let r1: Vec<(f64, f64)> = (0..runs).map(|_| ring_lpel(n, 1, true, RING_TX)).collect();
         let l1 = median(r1.iter().map(|r| r.0).collect());
         let c1 = median(r1.iter().map(|r| r.1).collect());
-        let l2g = median((0..runs).map(|_| ring_lpel(n, 2, true).0).collect());
-        let l2b = median((0..runs).map(|_| ring_lpel(n, 2, false).0).collect());
-        // Thread baselines get fewer runs when n is large (10^4 threads are slow to make).
-        let truns = if n >= 10000 { 1 } else { runs.min(3) };
+        let l2g = median(
+            (0..slow_runs)
+                .map(|_| ring_lpel(n, 2, true, RING_TX_SLOW).0)
+                .collect(),
+        );
+        let l2b = median(
+            (0..slow_runs)
+                .map(|_| ring_lpel(n, 2, false, RING_TX_SLOW).0)
+                .collect(),
+        );
+        // Thread baselines: one run at n = 10^4 (10^4 threads are slow to make).
+        let truns = if n >= 10000 { 1 } else { slow_runs };
         snet_lpel::release_pooled_stacks();
-        let tc = median((0..truns).map(|_| ring_threads(n)).collect());
-        let ts = median((0..truns).map(|_| ring_std(n)).collect());
+        let tc = median((0..truns).map(|_| ring_threads(n, RING_TX_SLOW)).collect());
+        let ts = median((0..truns).map(|_| ring_std(n, RING_TX_SLOW)).collect());
         let line = format!(
             "| {n} | {l1:.1} | {c1:.1} | {l2g:.1} | {l2b:.1} | {tc:.1} | {ts:.1} | {:.1}× |",
             tc / l1
@@ -784,7 +799,7 @@ fn main() {
         let n = args[1].parse().expect("N");
         let w = args[2].parse().expect("WORKERS");
         let good = args.get(3).map(String::as_str) != Some("bad");
-        let (ns, cpu) = ring_lpel(n, w, good);
+        let (ns, cpu) = ring_lpel(n, w, good, RING_TX);
         println!("{ns:.1} ns/transaction wall, {cpu:.1} ns thread CPU");
         return;
     }

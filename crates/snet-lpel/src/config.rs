@@ -114,6 +114,9 @@ pub struct Config {
     pub pin_workers: bool,
     /// Seed of the random number generators (placement).
     pub seed: u64,
+    /// How long an idle worker polls its mailbox before it sleeps, in µs (0: sleep
+    /// at once). Spinning makes cross-worker wake-ups cheap when cores are free.
+    pub idle_spin_us: u64,
 }
 
 impl Default for Config {
@@ -129,6 +132,7 @@ impl Default for Config {
             stack_size: 128 * 1024,
             pin_workers: false,
             seed: 42,
+            idle_spin_us: 50,
         }
     }
 }

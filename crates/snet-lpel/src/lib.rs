@@ -17,6 +17,15 @@
 //! * **Placement**: an asynchronous scheduler (random or waiting-time strategy)
 //!   migrates repeat tasks ([`Runtime::spawn_repeat`]) between activations.
 //!
+//! The lock-free parts are two small modules, `chan` (the stream protocol) and
+//! `mailbox` (Vyukov's MPSC queue), each documenting its protocol and memory
+//! ordering, with loom models:
+//! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p snet-lpel --release --lib`.
+//! Ready sets need no synchronisation: only their worker touches them.
+//!
+//! Benchmarks: `cargo run --release -p snet-lpel --example kpn_bench -- all`
+//! (see `bench/kpn/README.md`).
+//!
 //! ```
 //! use snet_lpel::{spawn, stream, Config, Quiescence, Runtime, TaskSpec};
 //! let rt = Runtime::start(Config::with_workers(2)).unwrap();

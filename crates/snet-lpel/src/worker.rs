@@ -40,8 +40,8 @@ use std::sync::atomic::Ordering::{Acquire, Relaxed, Release, SeqCst};
 use std::sync::atomic::{fence, AtomicBool};
 use std::sync::Arc;
 
-/// Iterations of the idle spin before a worker sleeps (a futex wake-up costs µs).
-const IDLE_SPINS: u32 = 2000;
+/// Mailbox checks between two clock reads while spinning idle.
+const IDLE_SPINS: u32 = 64;
 
 /// Dispatches between mailbox checks while the ready set holds several tasks.
 const MAIL_EVERY: u32 = 16;
@@ -404,11 +404,23 @@ impl WorkerCtx {
 
     fn idle(&self) {
         let ws = &self.rt.workers[self.index];
-        for _ in 0..IDLE_SPINS {
-            if !ws.mailbox.is_empty() || self.rt.shutdown.load(Relaxed) {
-                return;
+        // Spin on the mailbox for up to `idle_spin_ns` before sleeping: a wake-up
+        // through the futex costs microseconds, a message seen while spinning costs
+        // a cache miss.
+        let spin_ns = self.rt.cfg.idle_spin_us * 1000;
+        if spin_ns > 0 {
+            let t0 = now_ns();
+            'spin: loop {
+                for _ in 0..IDLE_SPINS {
+                    if !ws.mailbox.is_empty() || self.rt.shutdown.load(Relaxed) {
+                        return;
+                    }
+                    std::hint::spin_loop();
+                }
+                if now_ns() - t0 > spin_ns {
+                    break 'spin;
+                }
             }
-            std::hint::spin_loop();
         }
         // Step 1-2 of the sleep protocol.
         ws.sleeping.store(true, SeqCst);
