@@ -1,0 +1,207 @@
+//! `snet run` end to end through the real binary: bad input, run-time errors, box
+//! problems and the record balance of `--stats`, each with its message and exit code.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+fn tmp(name: &str, contents: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("snet-cli-run-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, contents).unwrap();
+    p
+}
+
+fn snet(args: &[&str], stdin: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_snet"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+const COUNTER: &str = "net counter connect [{<n>} -> {<n=n+1>}];";
+
+fn rec(tag: i32) -> String {
+    format!("<record xmlns=\"snet-home.org\" type=\"data\" mode=\"textual\"><tag label=\"n\">{tag}</tag></record>\n")
+}
+
+#[test]
+fn a_malformed_record_is_reported_with_its_number_and_offset_and_skipped() {
+    let prog = tmp("counter.snet", COUNTER);
+    let input = format!(
+        "{}<record type=\"data\" mode=\"textual\"><tag label=\"n\">2</tog></record>\n{}",
+        rec(1),
+        rec(3)
+    );
+    let out = snet(&["run", prog.to_str().unwrap(), "--stats"], &input);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("<tag label=\"n\">2</tag>") && stdout.contains("<tag label=\"n\">4</tag>")
+    );
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("record 2"), "{stderr}");
+    assert!(stderr.contains("byte"), "{stderr}");
+    assert!(stderr.contains("input discarded   1"), "{stderr}");
+    assert!(stdout.ends_with("<record type=\"terminate\" />\n"));
+}
+
+#[test]
+fn an_unknown_record_type_is_a_parse_error_and_the_record_is_discarded() {
+    let prog = tmp(
+        "counter2.snet",
+        COUNTER.replace("counter", "counter2").as_str(),
+    );
+    let input = format!(
+        "<record xmlns=\"snet-home.org\" type=\"bogus\"/>\n{}",
+        rec(1)
+    );
+    let out = snet(&["run", prog.to_str().unwrap()], &input);
+    assert!(out.status.success());
+    assert!(text(&out.stderr).contains("bogus"), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).matches("type=\"data\"").count(), 1);
+}
+
+#[test]
+fn a_field_without_value_stops_the_run() {
+    let prog = tmp("pass.snet", "net pass connect [];");
+    let input = "<record xmlns=\"snet-home.org\" type=\"data\" mode=\"textual\" interface=\"C4SNet\"><field label=\"A\"/></record>\n";
+    let out = snet(&["run", prog.to_str().unwrap()], input);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("A") && stderr.contains("field"), "{stderr}");
+}
+
+#[test]
+fn a_program_error_gives_diagnostics_and_exit_1() {
+    let prog = tmp("broken.snet", "net broken connect [{<a>} -> {<b=c>}];");
+    let out = snet(&["run", prog.to_str().unwrap()], "");
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("broken.snet:1:") && stderr.contains('^'),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_record_no_branch_accepts_is_reported_not_dropped() {
+    let prog = tmp(
+        "route.snet",
+        "net route connect [{<a>} -> {<a>}] | [{<b>} -> {<b>}];",
+    );
+    let input = "<record xmlns=\"snet-home.org\" type=\"data\" mode=\"textual\"><tag label=\"c\">1</tag></record>\n";
+    for engine in ["seq", "threads", "front"] {
+        let out = snet(&["run", prog.to_str().unwrap(), "--engine", engine], input);
+        assert_eq!(out.status.code(), Some(1), "{engine}");
+        let stderr = text(&out.stderr);
+        assert!(
+            stderr.contains("no branch accepts") && stderr.contains("<c>=1"),
+            "{engine}: {stderr}"
+        );
+    }
+}
+
+#[test]
+fn stats_account_for_every_record() {
+    let prog = tmp(
+        "dup.snet",
+        "net dup connect [{<n>} -> {<n>}; {<n=n*2>}] .. [| {<n>}, {<m>} |];",
+    );
+    let input: String = (0..5).map(rec).collect();
+    let out = snet(&["run", prog.to_str().unwrap(), "--stats"], &input);
+    assert!(out.status.success());
+    let stderr = text(&out.stderr);
+    // 5 in, 10 created by the filter, 5 consumed by it; the cell stores 1 record and
+    // forwards the other 9 (it waits for an <m> that never comes).
+    assert!(stderr.contains("records in        5"), "{stderr}");
+    assert!(stderr.contains("records out       9"), "{stderr}");
+    assert!(stderr.contains("(ok)"), "{stderr}");
+    assert!(
+        stderr.contains("1 record(s) left in waiting synchrocells"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn box_problems_are_reported_before_any_record_is_read() {
+    let prog = tmp(
+        "needc.snet",
+        "net needc { box twice((A) -> (A)); } connect twice;",
+    );
+    // No sources at all.
+    let out = snet(&["run", prog.to_str().unwrap()], "");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("twice"), "{}", text(&out.stderr));
+    // A C file that does not compile: the compiler's own message, exit 1.
+    let bad = tmp(
+        "bad.c",
+        "#include <C4SNet.h>\nvoid *twice(void *hnd, c4snet_data_t *a) { return hnd +* ; }\n",
+    );
+    let out = snet(&["run", prog.to_str().unwrap(), bad.to_str().unwrap()], "");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("bad.c"), "{}", text(&out.stderr));
+    // A C file without the symbol.
+    let other = tmp("other.c", "#include <C4SNet.h>\nvoid *thrice(void *hnd, c4snet_data_t *a) { C4SNetOut(hnd, 1, a); return hnd; }\n");
+    let out = snet(
+        &["run", prog.to_str().unwrap(), other.to_str().unwrap()],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("twice"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn a_c_box_with_a_bad_variant_stops_the_run_naming_the_box() {
+    let prog = tmp(
+        "badvar.snet",
+        "net badvar { box emit7((A) -> (A)); } connect emit7;",
+    );
+    let c = tmp("emit7.c", "#include <C4SNet.h>\nvoid *emit7(void *hnd, c4snet_data_t *a) { C4SNetOut(hnd, 7, a); return hnd; }\n");
+    let input = "<record xmlns=\"snet-home.org\" type=\"data\" mode=\"textual\" interface=\"C4SNet\"><field label=\"A\">(int)1</field></record>\n";
+    let out = snet(&["run", prog.to_str().unwrap(), c.to_str().unwrap()], input);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("emit7") && stderr.contains('7'), "{stderr}");
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let out = snet(&["run"], "");
+    assert_eq!(out.status.code(), Some(2));
+    let prog = tmp("u.snet", "net u connect [];");
+    let out = snet(&["run", prog.to_str().unwrap(), "--engine", "nonesuch"], "");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("nonesuch"));
+}
+
+#[test]
+fn json_lines_round_trip_through_a_program() {
+    let prog = tmp(
+        "counter3.snet",
+        COUNTER.replace("counter", "counter3").as_str(),
+    );
+    let input = "{\"fields\":{\"X\":\"(int)7\"},\"tags\":{\"n\":41},\"btags\":{}}\n";
+    let out = snet(&["run", prog.to_str().unwrap(), "--format", "json"], input);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("\"n\":42") && stdout.contains("(int)7"),
+        "{stdout}"
+    );
+}
