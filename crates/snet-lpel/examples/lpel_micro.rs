@@ -28,9 +28,14 @@ fn main() {
         rt.spawn(TaskSpec::new("a"), || {
             let t0 = Instant::now();
             let c0 = thread_cpu_ns();
-            for _ in 0..20_000_000u64 {
+            let iters: u64 = std::env::var("YIELDS")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(20_000_000);
+            for _ in 0..iters {
                 yield_now();
             }
+            let _ = iters;
             println!(
                 "yield alone: {:.1} ns wall, {:.1} ns thread CPU",
                 t0.elapsed().as_nanos() as f64 / 2e7,
