@@ -53,7 +53,10 @@ pub(crate) enum InstKind {
         coll: Option<Mutex<Collector>>,
     },
     Star {
-        first: OnceLock<Arc<Inst>>,
+        /// The first live stage. Stages before it were identities (fired cells) and are
+        /// retired: freed once no record is inside them, so memory stays bounded on
+        /// long streams through continuous-synchronisation stars.
+        first: Mutex<Option<Arc<Inst>>>,
         coll: Option<Mutex<Collector>>,
     },
     Split {
@@ -180,7 +183,7 @@ impl Inst {
                     }
                 }
                 NodeKind::Star { det, .. } => InstKind::Star {
-                    first: OnceLock::new(),
+                    first: Mutex::new(None),
                     coll: det.then(|| Mutex::new(Collector::new(CollectorMode::Ordered))),
                 },
                 NodeKind::Split { det, .. } => InstKind::Split {
@@ -355,7 +358,7 @@ impl Inst {
                 InstKind::Parallel { branches, .. } => stack.extend(branches.iter().cloned()),
                 InstKind::Feedback(b) => stack.push(b.clone()),
                 InstKind::Star { first, .. } => {
-                    let mut s = first.get().cloned();
+                    let mut s = lock(first).clone();
                     while let Some(st) = s {
                         s = st.next_stage.get().cloned();
                         stack.push(st);
@@ -375,7 +378,7 @@ impl Drop for Inst {
         // overflow the stack.
         let mut next = self.next_stage.take();
         if let InstKind::Star { first, .. } = &mut self.kind {
-            if let Some(f) = first.take() {
+            if let Some(f) = first.get_mut().unwrap_or_else(|e| e.into_inner()).take() {
                 drop_chain(Some(f));
             }
         }

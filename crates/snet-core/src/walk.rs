@@ -180,13 +180,24 @@ impl<'a> Walker<'a> {
                 inits,
             )
         };
-        let mut cur = match from {
+        let start = match from {
             None => match &star.kind {
-                InstKind::Star { first, .. } => first.get_or_init(|| create(&mut inits)).clone(),
+                InstKind::Star { first, .. } => {
+                    let mut g = lock(first);
+                    match &*g {
+                        Some(f) => f.clone(),
+                        None => {
+                            let f = create(&mut inits);
+                            *g = Some(f.clone());
+                            f
+                        }
+                    }
+                }
                 _ => unreachable!("checked above"),
             },
             Some(s) => s.next_stage.get_or_init(|| create(&mut inits)).clone(),
         };
+        let mut cur = start.clone();
         let mut skipped: Vec<Arc<Inst>> = Vec::new();
         while cur.is_identity() {
             let jump = lock(&cur.skip).as_ref().and_then(|w| w.upgrade());
@@ -197,8 +208,19 @@ impl<'a> Walker<'a> {
             skipped.push(cur);
             cur = next;
         }
-        for s in skipped {
-            *lock(&s.skip) = Some(Arc::downgrade(&cur));
+        if !skipped.is_empty() {
+            for s in &skipped {
+                *lock(&s.skip) = Some(Arc::downgrade(&cur));
+            }
+            if from.is_none() {
+                // Retire the identity prefix: the star now starts at `cur`.
+                if let InstKind::Star { first, .. } = &star.kind {
+                    let mut g = lock(first);
+                    if g.as_ref().is_some_and(|f| Arc::ptr_eq(f, &start)) {
+                        *g = Some(cur.clone());
+                    }
+                }
+            }
         }
         for i in inits {
             sink(Step::Init(i));
