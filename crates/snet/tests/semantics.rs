@@ -388,3 +388,16 @@ fn split_creates_independent_replicas_with_their_own_sync_state() {
         assert_eq!(got, vec![(1, 10, 11), (2, 20, 21)]);
     }
 }
+
+#[test]
+fn a_star_of_depth_100000_runs_and_is_torn_down_without_stack_overflow() {
+    let p = Program::from_source(
+        "deepstar.snet",
+        "net deepstar connect [{<n>} -> if <n == 0> then {<done>} else {<n=n-1>}] * {<done>};",
+    )
+    .unwrap();
+    for out in run_all(&p, vec![Record::new().with_tag("n", 100_000)]) {
+        assert_eq!(out.len(), 1);
+        assert_eq!(tag(&out[0], "n"), Some(0));
+    }
+}
