@@ -398,6 +398,6 @@ fn a_star_of_depth_100000_runs_and_is_torn_down_without_stack_overflow() {
     .unwrap();
     for out in run_all(&p, vec![Record::new().with_tag("n", 100_000)]) {
         assert_eq!(out.len(), 1);
-        assert_eq!(tag(&out[0], "n"), Some(0));
+        assert_eq!(tag(&out[0], "done"), Some(0));
     }
 }
