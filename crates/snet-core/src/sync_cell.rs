@@ -63,15 +63,27 @@ impl SyncCell {
         n
     }
 
-    /// Handles one record (spec §7.6 steps 1–4).
-    pub fn handle(&mut self, pats: &[GuardedPattern], x: Record) -> Result<SyncOutcome, EvalError> {
+    /// Handles one record (spec §7.6 steps 1–4). A guard that fails to evaluate hands
+    /// the record back with the error (for the diagnostic).
+    pub fn handle(
+        &mut self,
+        pats: &[GuardedPattern],
+        x: Record,
+    ) -> Result<SyncOutcome, Box<(EvalError, Record)>> {
         if self.fired {
             return Ok(SyncOutcome::Forward(x));
         }
         let mut first = None;
         let mut m = Vec::new();
         for (i, p) in pats.iter().enumerate() {
-            if matches!(self.slots[i], Slot::Empty) && pattern::matches(&x, p)? {
+            if !matches!(self.slots[i], Slot::Empty) {
+                continue;
+            }
+            let hit = match pattern::matches(&x, p) {
+                Ok(h) => h,
+                Err(e) => return Err(Box::new((e, x))),
+            };
+            if hit {
                 if first.is_none() {
                     first = Some(i);
                 } else {

@@ -302,14 +302,7 @@ impl<'a> Walker<'a> {
                                 ctx_release(&tok.ctx, &mut released);
                                 push_drains(&mut stack, released);
                             }
-                            Err(e) => {
-                                let n = self.net.node(inst.node);
-                                return Err(RunError::new(
-                                    format!("{} at {}", n.name, n.loc),
-                                    None,
-                                    e.to_string(),
-                                ));
-                            }
+                            Err(b) => return Err(self.err(&inst, &b.1, b.0.to_string())),
                         }
                     }
                     InstKind::Serial(a, _) => stack.push(Item::At(Pos::Enter(a.clone()), tok)),

@@ -401,3 +401,45 @@ fn a_star_of_depth_100000_runs_and_is_torn_down_without_stack_overflow() {
         assert_eq!(tag(&out[0], "done"), Some(0));
     }
 }
+
+#[test]
+fn every_run_time_error_of_spec_section_10_stops_the_run_with_entity_and_record() {
+    let cases = [
+        // A split record lacks its index tag (only possible when the checker cannot
+        // see it: the record carries it or not at run time).
+        (
+            "net s1 connect [{<k>} -> {<k>}] ! <t>;",
+            Record::new().with_tag("k", 1),
+            "index tag <t>",
+        ),
+        // Division by zero in a filter's tag expression.
+        (
+            "net s2 connect [{<a>} -> {<b=10/a>}];",
+            Record::new().with_tag("a", 0),
+            "division by zero",
+        ),
+        // Remainder by zero in a synchrocell guard.
+        (
+            "net s3 connect [| {<a>} if <5 % a == 0>, {<b>} |];",
+            Record::new().with_tag("a", 0),
+            "division by zero",
+        ),
+    ];
+    for (src, input, want) in cases {
+        let name = &src[4..6];
+        let p = Program::from_source(&format!("{name}.snet"), src)
+            .unwrap_or_else(|e| panic!("{src}: {e}"));
+        for e in EngineKind::ALL {
+            let err = p
+                .run_records(*e, vec![input.clone()])
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(want), "{src} on {e:?}: {err}");
+            assert!(
+                err.contains(&format!("{name}.snet:1:")),
+                "entity position: {err}"
+            );
+            assert!(err.contains("record:"), "record shown: {err}");
+        }
+    }
+}
