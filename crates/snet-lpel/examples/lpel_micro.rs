@@ -4,6 +4,7 @@
 //!
 //! ```text
 //! cargo run --release -p snet-lpel --example lpel_micro
+//! cargo run --release -p snet-lpel --example lpel_micro -- yield   # one task yielding (YIELDS=n)
 //! ```
 
 use snet_lpel::{stream, yield_now, Config, Quiescence, Runtime, TaskSpec};

@@ -54,6 +54,8 @@ mod monitor;
 mod placement;
 mod runtime;
 mod sched;
+#[cfg(not(loom))]
+pub mod snet_engine;
 mod stack_pool;
 mod stream;
 mod sync;
@@ -68,6 +70,8 @@ pub use runtime::{
     current_task_id, current_worker, spawn, spawn_repeat, yield_now, BlockedTask, Quiescence,
     RunStats, Runtime, StartError, TaskFailure,
 };
+#[cfg(not(loom))]
+pub use snet_engine::{LpelConfig, LpelEngine};
 pub use stack_pool::release_pooled_stacks;
 pub use stream::{
     poll, poll_from, stream, stream_with, Consumer, Pollable, Producer, SendError, StreamMeta,

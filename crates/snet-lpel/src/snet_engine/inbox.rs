@@ -175,11 +175,9 @@ impl Inbox {
         matches!(&self.lock().consumer, Consumer::Parked { gen: pg, .. } if *pg == gen)
     }
 
-    /// Drops every queued job (end of a failed run: breaks reference cycles through
-    /// causal contexts).
-    pub(crate) fn clear(&self) {
-        let jobs = std::mem::take(&mut self.lock().queue);
-        drop(jobs);
+    /// Takes every blocked producer out (to wake them when the run is torn down).
+    pub(crate) fn take_producers(&self) -> Vec<Waiter> {
+        self.lock().producers.drain(..).collect()
     }
 }
 

@@ -125,8 +125,3 @@ pub(crate) fn block(state: TaskState) {
         suspend(&*t, Suspend::Block);
     }
 }
-
-/// Whether the caller runs inside an LPEL task.
-pub(crate) fn in_task() -> bool {
-    !current_task().is_null()
-}

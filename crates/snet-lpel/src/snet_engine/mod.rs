@@ -1,0 +1,692 @@
+//! The S-Net engine on LPEL (`--engine lpel`): one user-level task per box instance,
+//! bounded inboxes, back pressure up to the input reader.
+//!
+//! All semantics stay in `snet_core` (DESIGN rule 1): routing, filters, synchrocells
+//! and collectors run inline on whichever task (or the reader thread) walks a record;
+//! a walk ends at a box instance's inbox, the global output, or nowhere. This module
+//! only decides when and where box invocations run.
+//!
+//! # Entities and tasks
+//!
+//! * Every box instance (initialisers included) has an [`inbox`]: one FIFO shared by
+//!   every producer (records from several producer tasks, e.g. successive drainers of
+//!   a deterministic collector, keep the order in which the walks delivered them;
+//!   per-producer streams read with `poll` would reorder them).
+//! * The first job queued into an inbox spawns the instance's task (a repeat task,
+//!   one activation per job, so the placement scheduler may migrate it between jobs).
+//!   A task with an empty inbox parks (blocked, state `Bi`); the next producer wakes
+//!   it. Parked tasks keep their stacks, so at most [`LpelConfig::max_parked`] stay
+//!   parked: beyond that the longest-parked one is evicted (it ends and frees its
+//!   stack; a later job spawns a new task). Deep serial replication (10^5 stages)
+//!   thus never holds more than that many idle stacks.
+//! * The global input is read and walked on the calling thread (blocking I/O never
+//!   stalls a worker, like the classic runtime's "wrapper" threads). Output goes
+//!   through a mutex-protected sink in the order the walks reach it.
+//!
+//! # Bounded inboxes without artificial deadlock
+//!
+//! A push into an inbox holding `stream_capacity` jobs blocks the pushing task (or
+//! the reader thread) — except when the writer and the target box lie in the body of
+//! a common feedback instance (`\`). Then the push never blocks (the inbox may exceed
+//! its capacity). The rule is decided per push by comparing the *outermost* feedback
+//! instance enclosing the writer with the one enclosing the target: two boxes share
+//! some feedback instance exactly when they share the outermost one (feedback
+//! instances enclosing a box form one chain of ancestors).
+//!
+//! Why this cannot deadlock: the only waits are "inbox empty" (no deadlock: nothing to
+//! do) and "inbox full". A task that pushes into box `B` is always upstream of `B` in
+//! the instance graph: it is a box whose output walk reaches `B`, or it drains the
+//! collector of a deterministic instance enclosing the writer (records leaving it flow
+//! on to `B`), or it creates the instance of an initialiser `B` on a record's path.
+//! A cycle of tasks each blocked on the next one's full inbox is therefore a cycle in
+//! the instance graph. S-Net has only one construct with a cycle, feedback; take the
+//! outermost feedback instance whose back edge the cycle uses: the cycle never leaves
+//! its body (it could only re-enter it through an enclosing back edge), so every box
+//! on the cycle shares that feedback, and none of the pushes along the cycle blocks.
+//! Contradiction. Star stages (`*`) and split replicas (`!`) form no cycles.
+//! The reader is nobody's downstream, so its pushes always block: input is admitted
+//! only when there is room (back pressure up to the reader). Everything outside
+//! feedback loops is bounded by `stream_capacity` per inbox.
+//!
+//! The engine checks the claim at run time: if the runtime ever goes quiescent with a
+//! producer blocked, the run fails with an "internal deadlock" error instead of
+//! hanging.
+//!
+//! # Termination
+//!
+//! After the input is exhausted the reader waits for the runtime's quiescence (no
+//! worker awake, no wake-up in flight): every task is then parked on an empty inbox.
+//! The engine evicts them all and waits for the runtime to finish. The first
+//! [`RunError`] stops the run: the reader stops reading, tasks drop their jobs, and
+//! the error is returned.
+
+mod inbox;
+mod park;
+
+use crate::config::{
+    Assignment, Config, MonitorConfig, MonitorLevel, PlacementConfig, Scheduling, Strategy,
+};
+use crate::runtime::{Quiescence, Runtime};
+use crate::task::{Activation, TaskSpec, TaskState};
+use inbox::{After, Inbox, Job, Pop};
+use snet_core::det::Token;
+use snet_core::engine::{Engine, RecordSink, RecordSource, RunOptions, RunStats};
+use snet_core::inst::Inst;
+use snet_core::walk::{Pos, Step, Walker};
+use snet_core::{BoxTable, Net, NodeKind, Record, RunError};
+use std::collections::VecDeque;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicIsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::{Duration, Instant};
+
+/// Settings of the LPEL engine (the CLI's `--stream-capacity`, `--monitor`,
+/// `--placement`, `--assign`, `--sched`, `--trace`).
+#[derive(Debug, Clone)]
+pub struct LpelConfig {
+    /// The task layer's configuration; `workers` is taken from [`RunOptions`].
+    pub runtime: Config,
+    /// Jobs an inbox holds before pushes outside feedback loops block (at least 1).
+    pub stream_capacity: usize,
+    /// At most this many idle (parked) box tasks keep their stacks.
+    pub max_parked: usize,
+    /// Write a Chrome/Perfetto trace-event JSON of the run here.
+    pub trace_file: Option<PathBuf>,
+}
+
+impl Default for LpelConfig {
+    fn default() -> Self {
+        LpelConfig {
+            runtime: Config::default(),
+            stream_capacity: 64,
+            max_parked: 512,
+            trace_file: None,
+        }
+    }
+}
+
+/// The `snet run` options of the LPEL engine, as given on the command line (parsed
+/// by [`LpelConfig::from_cli`]).
+#[derive(Debug, Clone, Default)]
+pub struct CliOptions {
+    /// `--stream-capacity K`.
+    pub stream_capacity: Option<usize>,
+    /// `--monitor LEVEL` (`a`, `b`, `c`, `d`).
+    pub monitor: Option<String>,
+    /// `--monitor-dir DIR` (default `snet-monitor`).
+    pub monitor_dir: Option<PathBuf>,
+    /// `--placement STRATEGY`: `random[:P]` or `waiting-time[:WINDOW]`.
+    pub placement: Option<String>,
+    /// `--trace FILE.json`.
+    pub trace: Option<PathBuf>,
+    /// `--assign POLICY`: `round-robin` or `balanced`.
+    pub assign: Option<String>,
+    /// `--sched POLICY`: `fifo` or `priority`.
+    pub sched: Option<String>,
+}
+
+impl LpelConfig {
+    /// The configuration the command-line options ask for.
+    ///
+    /// ```
+    /// use snet_lpel::snet_engine::{CliOptions, LpelConfig};
+    /// let c = LpelConfig::from_cli(&CliOptions {
+    ///     stream_capacity: Some(4),
+    ///     placement: Some("random:0.1".into()),
+    ///     ..CliOptions::default()
+    /// })
+    /// .unwrap();
+    /// assert_eq!(c.stream_capacity, 4);
+    /// assert!(c.runtime.placement.is_some());
+    /// assert!(LpelConfig::from_cli(&CliOptions { sched: Some("lifo".into()), ..CliOptions::default() }).is_err());
+    /// ```
+    pub fn from_cli(o: &CliOptions) -> Result<LpelConfig, String> {
+        let mut c = LpelConfig::default();
+        if let Some(k) = o.stream_capacity {
+            if k == 0 {
+                return Err("--stream-capacity must be at least 1".into());
+            }
+            c.stream_capacity = k;
+        }
+        if o.monitor.is_some() || o.monitor_dir.is_some() {
+            let level = match &o.monitor {
+                Some(l) => l.parse::<MonitorLevel>()?,
+                None => MonitorLevel::A,
+            };
+            c.runtime.monitoring = Some(MonitorConfig {
+                level,
+                dir: o
+                    .monitor_dir
+                    .clone()
+                    .unwrap_or_else(|| PathBuf::from("snet-monitor")),
+                trace: false,
+            });
+        }
+        c.trace_file = o.trace.clone();
+        if let Some(p) = &o.placement {
+            let (name, arg) = match p.split_once(':') {
+                Some((n, a)) => (n, Some(a)),
+                None => (p.as_str(), None),
+            };
+            let bad = || format!("bad --placement argument `{p}`");
+            let strategy = match name {
+                "random" => Strategy::Random {
+                    p: match arg {
+                        Some(a) => a.parse::<f64>().map_err(|_| bad())?,
+                        None => 0.05,
+                    },
+                },
+                "waiting-time" => Strategy::WaitingTime {
+                    window: match arg {
+                        Some(a) => a.parse::<usize>().map_err(|_| bad())?,
+                        None => 8,
+                    },
+                    threshold: 1.0,
+                    max_moves: 4,
+                },
+                _ => {
+                    return Err(format!(
+                        "unknown placement strategy `{p}` (expected random[:P] or waiting-time[:WINDOW])"
+                    ))
+                }
+            };
+            c.runtime.placement = Some(PlacementConfig {
+                strategy,
+                interval: Duration::from_millis(5),
+            });
+        }
+        if let Some(a) = &o.assign {
+            c.runtime.assignment = match a.as_str() {
+                "round-robin" | "rr" => Assignment::RoundRobin,
+                "balanced" => Assignment::Balanced,
+                _ => {
+                    return Err(format!(
+                        "unknown assignment policy `{a}` (expected round-robin or balanced)"
+                    ))
+                }
+            };
+        }
+        if let Some(s) = &o.sched {
+            c.runtime.scheduling = match s.as_str() {
+                "fifo" => Scheduling::Fifo,
+                "priority" => Scheduling::Priority,
+                _ => {
+                    return Err(format!(
+                        "unknown scheduling policy `{s}` (expected fifo or priority)"
+                    ))
+                }
+            };
+        }
+        Ok(c)
+    }
+}
+
+/// The LPEL engine.
+///
+/// ```
+/// use snet_lpel::snet_engine::{LpelConfig, LpelEngine};
+/// let engine = LpelEngine::new(LpelConfig { stream_capacity: 2, ..LpelConfig::default() });
+/// assert_eq!(snet_core::Engine::name(&engine), "lpel");
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct LpelEngine {
+    /// Settings.
+    pub config: LpelConfig,
+}
+
+impl LpelEngine {
+    /// An engine with `config`.
+    pub fn new(config: LpelConfig) -> LpelEngine {
+        LpelEngine { config }
+    }
+}
+
+/// Per box instance state, kept in the instance's engine slot.
+#[derive(Debug)]
+struct BoxState {
+    inbox: Inbox,
+    /// Address of the outermost enclosing feedback instance (0: none).
+    fb: usize,
+    /// Keeps `fb`'s allocation (not the instance) alive so the address stays unique.
+    _fb_keep: Option<Weak<Inst>>,
+    /// Task name (the box name).
+    name: Arc<str>,
+}
+
+/// The state of one run, shared by the reader and every task.
+struct Run<'a> {
+    walker: Walker<'a>,
+    output: Mutex<&'a mut dyn RecordSink>,
+    capacity: usize,
+    max_parked: isize,
+    /// Box names by box index (task names).
+    names: Vec<Arc<str>>,
+    /// Set by the first error: stop reading, drop jobs, never block.
+    stop: AtomicBool,
+    /// Set at the end: tasks with empty inboxes end instead of parking.
+    finishing: AtomicBool,
+    error: Mutex<Option<RunError>>,
+    /// Parked box tasks (may dip below zero transiently).
+    parked: AtomicIsize,
+    /// Parks in order, oldest first: `(inbox owner, park number)`; entries whose park
+    /// is over are skipped lazily.
+    lru: Mutex<VecDeque<(Weak<BoxState>, u64)>>,
+    /// Every box instance's state (to unblock producers if the run must be torn down).
+    all: Mutex<Vec<Weak<BoxState>>>,
+}
+
+/// The run as seen by tasks (see the SAFETY comment in [`LpelEngine::run`]).
+type StaticRun = Run<'static>;
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Where a walk runs, which decides how tasks are spawned.
+#[derive(Clone, Copy)]
+enum Here<'r> {
+    /// The reader thread (outside the runtime).
+    Reader(&'r Runtime),
+    /// Inside a task of the runtime.
+    Task,
+}
+
+impl Run<'_> {
+    fn fail(&self, e: RunError) {
+        let mut g = lock(&self.error);
+        if g.is_none() {
+            *g = Some(e);
+        }
+        self.stop.store(true, Ordering::Release);
+    }
+
+    fn output(&self, rec: Record) {
+        self.walker.counters.output();
+        let mut out = lock(&self.output);
+        if let Err(e) = out.write_record(rec) {
+            drop(out);
+            self.fail(e);
+        }
+    }
+
+    fn box_state(&self, leaf: &Arc<Inst>) -> BoxState {
+        let mut outer: Option<Arc<Inst>> = None;
+        let mut cur = leaf.parent();
+        while let Some(p) = cur {
+            if matches!(self.walker.net.node(p.node).kind, NodeKind::Feedback { .. }) {
+                outer = Some(p.clone());
+            }
+            cur = p.parent();
+        }
+        let name = match leaf.box_index() {
+            Some(i) => self.names[i].clone(),
+            None => Arc::from("?"),
+        };
+        BoxState {
+            inbox: Inbox::new(self.capacity),
+            fb: outer.as_ref().map_or(0, |p| Arc::as_ptr(p) as usize),
+            _fb_keep: outer.as_ref().map(Arc::downgrade),
+            name,
+        }
+    }
+
+    /// Records that a consumer parked with park number `gen`; evicts the oldest
+    /// parked consumer when too many are parked.
+    fn note_parked(&self, st: &Arc<BoxState>, gen: u64) {
+        let n = self.parked.fetch_add(1, Ordering::AcqRel) + 1;
+        let mut victim = None;
+        {
+            let mut q = lock(&self.lru);
+            q.push_back((Arc::downgrade(st), gen));
+            if n > self.max_parked {
+                while let Some((w, g)) = q.pop_front() {
+                    let Some(s) = w.upgrade() else { continue };
+                    if Arc::ptr_eq(&s, st) && g == gen {
+                        q.push_front((w, g));
+                        break;
+                    }
+                    if let Some(v) = s.inbox.evict(g) {
+                        self.parked.fetch_sub(1, Ordering::AcqRel);
+                        victim = Some(v);
+                        break;
+                    }
+                }
+            }
+            let limit = 2 * self.max_parked.max(0) as usize + 64;
+            if q.len() > limit {
+                q.retain(|(w, g)| w.upgrade().is_some_and(|s| s.inbox.is_parked(*g)));
+            }
+        }
+        if let Some(v) = victim {
+            v.wake();
+        }
+    }
+
+    /// Wakes every blocked producer (after `stop` is set they no longer block).
+    fn wake_all_producers(&self) {
+        let all: Vec<Arc<BoxState>> = lock(&self.all).iter().filter_map(Weak::upgrade).collect();
+        for s in all {
+            for w in s.inbox.take_producers() {
+                w.wake();
+            }
+        }
+    }
+
+    /// Evicts every parked consumer (end of the run).
+    fn evict_all(&self) {
+        let entries = std::mem::take(&mut *lock(&self.lru));
+        for (w, g) in entries {
+            if let Some(s) = w.upgrade() {
+                if let Some(v) = s.inbox.evict(g) {
+                    self.parked.fetch_sub(1, Ordering::AcqRel);
+                    v.wake();
+                }
+            }
+        }
+    }
+}
+
+/// Handles the end of a walk.
+fn step(run: &'static StaticRun, s: Step, writer_fb: usize, here: Here<'_>) {
+    match s {
+        Step::Output(tok) => run.output(tok.rec),
+        Step::Box(leaf, tok) => push(
+            run,
+            leaf,
+            Job {
+                rec: Some(tok.rec),
+                ctx: tok.ctx,
+            },
+            writer_fb,
+            here,
+        ),
+        Step::Init(call) => push(
+            run,
+            call.leaf,
+            Job {
+                rec: None,
+                ctx: call.ctx,
+            },
+            writer_fb,
+            here,
+        ),
+    }
+}
+
+/// Queues a job at a box instance (blocking by the rule of the module docs).
+fn push(run: &'static StaticRun, leaf: Arc<Inst>, job: Job, writer_fb: usize, here: Here<'_>) {
+    let st: &Arc<BoxState> = leaf.engine_slot(|| {
+        let st = Arc::new(run.box_state(&leaf));
+        lock(&run.all).push(Arc::downgrade(&st));
+        st
+    });
+    let in_cycle = writer_fb != 0 && writer_fb == st.fb;
+    let may_block = || !in_cycle && !run.stop.load(Ordering::Relaxed);
+    match st.inbox.push(job, &may_block) {
+        After::Nothing => {}
+        After::Wake(w) => {
+            run.parked.fetch_sub(1, Ordering::AcqRel);
+            w.wake();
+        }
+        After::Spawn(inc) => {
+            let st = st.clone();
+            spawn_box(run, leaf, st, inc, here);
+        }
+    }
+}
+
+fn spawn_box(
+    run: &'static StaticRun,
+    leaf: Arc<Inst>,
+    st: Arc<BoxState>,
+    inc: u64,
+    here: Here<'_>,
+) {
+    let spec = TaskSpec::boxed(st.name.clone());
+    let mut task = BoxTask { run, leaf, st, inc };
+    let body = move || task.activate();
+    match here {
+        Here::Reader(rt) => {
+            rt.spawn_repeat(spec, body);
+        }
+        Here::Task => {
+            crate::runtime::spawn_repeat(spec, body);
+        }
+    }
+}
+
+/// The body of a box instance's task.
+struct BoxTask {
+    run: &'static StaticRun,
+    leaf: Arc<Inst>,
+    st: Arc<BoxState>,
+    inc: u64,
+}
+
+impl BoxTask {
+    /// One activation: run one job (parking while the inbox is empty).
+    fn activate(&mut self) -> Activation {
+        loop {
+            let finishing = self.run.finishing.load(Ordering::Acquire);
+            match self.st.inbox.pop_or_park(self.inc, finishing) {
+                Pop::Job(job) => {
+                    self.run_job(job);
+                    return Activation::Again;
+                }
+                Pop::Retired => return Activation::Done,
+                Pop::Parked(gen) => {
+                    self.run.note_parked(&self.st, gen);
+                    inbox::park();
+                }
+            }
+        }
+    }
+
+    fn run_job(&self, job: Job) {
+        let run = self.run;
+        if run.stop.load(Ordering::Acquire) {
+            return; // the run is failing: drop the job
+        }
+        let fb = self.st.fb;
+        let mut sink = |s: Step| step(run, s, fb, Here::Task);
+        let r = catch_unwind(AssertUnwindSafe(|| {
+            run.walker.run_box(&self.leaf, job.rec, job.ctx, &mut sink)
+        }));
+        match r {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => run.fail(e),
+            Err(p) => {
+                let msg = p
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| p.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "unknown panic".into());
+                run.fail(RunError::new(
+                    format!("box `{}`", self.st.name),
+                    None,
+                    format!("engine panicked: {msg}"),
+                ));
+            }
+        }
+    }
+}
+
+fn engine_error(msg: impl Into<String>) -> RunError {
+    RunError::new("lpel engine", None, msg)
+}
+
+impl LpelEngine {
+    /// The runtime configuration for a run with `workers`, and the temporary
+    /// monitoring directory to remove afterwards (trace only).
+    fn runtime_config(&self, workers: usize) -> (Config, Option<PathBuf>) {
+        let mut cfg = Config {
+            workers: workers.max(1),
+            ..self.config.runtime.clone()
+        };
+        let mut temp = None;
+        if self.config.trace_file.is_some() {
+            match &mut cfg.monitoring {
+                Some(m) => m.trace = true,
+                None => {
+                    let dir = std::env::temp_dir().join(format!(
+                        "snet-lpel-trace-{}-{}",
+                        std::process::id(),
+                        crate::clock::now_ns()
+                    ));
+                    cfg.monitoring = Some(MonitorConfig {
+                        level: MonitorLevel::A,
+                        dir: dir.clone(),
+                        trace: true,
+                    });
+                    temp = Some(dir);
+                }
+            }
+        }
+        (cfg, temp)
+    }
+}
+
+impl Engine for LpelEngine {
+    fn name(&self) -> &'static str {
+        "lpel"
+    }
+
+    fn run(
+        &self,
+        net: &Net,
+        boxes: &BoxTable,
+        input: &mut dyn RecordSource,
+        output: &mut dyn RecordSink,
+        opts: &RunOptions,
+    ) -> Result<RunStats, RunError> {
+        let start = Instant::now();
+        let run = Run {
+            walker: Walker::new(net, boxes)?,
+            output: Mutex::new(output),
+            capacity: self.config.stream_capacity.max(1),
+            max_parked: self.config.max_parked as isize,
+            names: net
+                .boxes
+                .iter()
+                .map(|b| Arc::from(b.name.as_str()))
+                .collect(),
+            stop: AtomicBool::new(false),
+            finishing: AtomicBool::new(false),
+            error: Mutex::new(None),
+            parked: AtomicIsize::new(0),
+            lru: Mutex::new(VecDeque::new()),
+            all: Mutex::new(Vec::new()),
+        };
+        let (cfg, temp_dir) = self.runtime_config(opts.workers);
+        let mon_dir = cfg.monitoring.as_ref().map(|m| m.dir.clone());
+        // Declared after `run`: on every path (including unwinding) the runtime is shut
+        // down, which ends or drops every task, before `run` is dropped.
+        let rt = Runtime::start(cfg).map_err(|e| engine_error(e.to_string()))?;
+        // SAFETY: tasks need `'static` closures but borrow `run` (which borrows the
+        // net, the boxes and the output). Every task is created on `rt`, and `rt` is
+        // shut down (explicitly below, or by its `Drop` if this function unwinds)
+        // before `run` goes out of scope; shutdown joins the workers and drops every
+        // remaining coroutine. Nothing else keeps the reference: the per-instance
+        // state in engine slots (`BoxState`) holds no reference to `run`.
+        let r: &'static StaticRun = unsafe { &*(&run as *const Run<'_>).cast::<StaticRun>() };
+        let here = Here::Reader(&rt);
+        let mut sink = |s: Step| step(r, s, 0, here);
+        let root = r.walker.create_root(&mut sink);
+        loop {
+            if r.stop.load(Ordering::Acquire) {
+                break;
+            }
+            match input.next_record() {
+                Ok(Some(rec)) => {
+                    r.walker.counters.input();
+                    if let Err(e) =
+                        r.walker
+                            .walk(Pos::Enter(root.clone()), Token::new(rec), &mut sink)
+                    {
+                        r.fail(e);
+                    }
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    r.fail(e);
+                    break;
+                }
+            }
+        }
+        // Every task is now parked on an empty inbox (or the claim of the module docs
+        // is broken: report, do not hang).
+        let mut internal = None;
+        if let Quiescence::Deadlock(blocked) = rt.wait() {
+            let producers: Vec<String> = blocked
+                .iter()
+                .filter(|b| b.state != TaskState::BlockedIn)
+                .map(|b| format!("task {} `{}`", b.id, b.name))
+                .collect();
+            if !producers.is_empty() {
+                internal = Some(engine_error(format!(
+                    "internal deadlock: {} blocked on full inboxes",
+                    producers.join(", ")
+                )));
+                // Let everyone finish without blocking (dropping their jobs), so that
+                // no task is left suspended inside a box call.
+                r.stop.store(true, Ordering::Release);
+                r.wake_all_producers();
+                let _ = rt.wait();
+            }
+        }
+        r.finishing.store(true, Ordering::Release);
+        r.evict_all();
+        if internal.is_none() {
+            if let Quiescence::Deadlock(left) = rt.wait() {
+                internal = Some(engine_error(format!(
+                    "{} task(s) did not end at the end of the run",
+                    left.len()
+                )));
+            }
+        }
+        let lstats = rt.shutdown();
+        let wall = start.elapsed();
+        let discarded = root.discard_stored();
+        drop(root);
+        if let (Some(dest), Some(dir)) = (&self.config.trace_file, &mon_dir) {
+            if let Err(e) = std::fs::copy(dir.join("trace.json"), dest) {
+                run.fail(engine_error(format!(
+                    "cannot write the trace {}: {e}",
+                    dest.display()
+                )));
+            }
+        }
+        if let Some(dir) = temp_dir {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+        if let Some(e) = lock(&run.error).take() {
+            return Err(e);
+        }
+        if let Some(e) = internal {
+            return Err(e);
+        }
+        if let Some(f) = lstats.failures.first() {
+            return Err(engine_error(format!(
+                "task {} `{}` failed: {}",
+                f.id, f.name, f.message
+            )));
+        }
+        let mut stats =
+            RunStats::from_counters("lpel", &run.walker.counters, run.walker.insts.get());
+        stats.discarded_in_sync = discarded as u64;
+        stats.wall = wall;
+        stats.workers = lstats
+            .workers
+            .iter()
+            .map(|w| {
+                let idle = Duration::from_nanos(w.wait_ns);
+                snet_core::engine::WorkerStats {
+                    busy: wall.saturating_sub(idle),
+                    idle,
+                }
+            })
+            .collect();
+        Ok(stats)
+    }
+}
