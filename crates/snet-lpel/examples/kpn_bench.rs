@@ -178,16 +178,16 @@ fn ring_std(n: usize, transactions: usize) -> f64 {
 }
 
 /// Transactions per run: 10^6 (BENCHMARKS.md) for one worker; cross-worker and
-/// thread variants cost µs per transaction, so they run 2·10^5 to stay well under a
+/// thread variants cost µs per transaction, so they run 10^5 to stay well under a
 /// minute in total (ns per transaction does not depend on the count).
 const RING_TX: usize = 1_000_000;
-const RING_TX_SLOW: usize = 200_000;
+const RING_TX_SLOW: usize = 100_000;
 
 fn bench_ring(runs: usize, out: &mut String) {
     let slow_runs = runs.min(3);
     let _ = writeln!(
         out,
-        "### ring (ns per transaction; LPEL 1w: ⌊10^6/n⌋ round trips, median of {runs} runs; other columns: ⌊2·10^5/n⌋ round trips, median of {slow_runs})\n"
+        "### ring (ns per transaction; LPEL 1w: ⌊10^6/n⌋ round trips, median of {runs} runs; other columns: ⌊10^5/n⌋ round trips, median of {slow_runs})\n"
     );
     let _ = writeln!(out, "1w CPU = CPU time of the single worker thread per transaction (not inflated when other processes share the machine).\n");
     let _ = writeln!(
@@ -648,7 +648,7 @@ fn h264_threads(frames: usize, par: usize, frame_us: f64, ipu: f64) -> f64 {
 
 fn bench_h264(runs: usize, out: &mut String) {
     let ipu = calibrate();
-    let frames = 300;
+    let frames = 150;
     let frame_us = 4000.0; // 4 ms of work per frame at 1 core: 300 frames ≈ 1.2 s
     let _ = writeln!(
         out,
