@@ -259,6 +259,9 @@ struct Row {
     t2: f64,
     r1: f64,
     r2: f64,
+    /// Steals and parks per T2 run.
+    steals: usize,
+    parks: usize,
 }
 
 fn snet_pool(threads: usize, madvise: MadvisePolicy) -> Pool {
@@ -301,6 +304,7 @@ fn run_bench(b: &Bench, runs: usize) -> Row {
         check(ray[k].install(|| run(Backend::Rayon)).1);
     }
     let mut times: [Vec<f64>; 5] = Default::default();
+    let before = snet[1].stats();
     for _ in 0..runs {
         let (t, v) = serial(run);
         check(v);
@@ -314,6 +318,7 @@ fn run_bench(b: &Bench, runs: usize) -> Row {
             times[3 + k].push(t);
         }
     }
+    let after = snet[1].stats();
     let [ts, t1, t2, r1, r2] = times.map(median);
     Row {
         name: b.name,
@@ -323,6 +328,8 @@ fn run_bench(b: &Bench, runs: usize) -> Row {
         t2,
         r1,
         r2,
+        steals: (after.steals - before.steals) / runs,
+        parks: (after.parks - before.parks) / runs,
     }
 }
 
@@ -338,11 +345,11 @@ fn tolerance(name: &str) -> f64 {
 
 fn table(rows: &[Row]) -> String {
     let mut s = String::new();
-    s.push_str("| benchmark | input (scaled) | Ts s | T1 s | T2 s | rayon T1 s | rayon T2 s | T1/Ts | T2/T1 | rayon T1/Ts | rayon T2/T1 | T1 ≤ rayon T1 | T2/T1 ≤ 0.53 |\n");
-    s.push_str("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    s.push_str("| benchmark | input (scaled) | Ts s | T1 s | T2 s | rayon T1 s | rayon T2 s | T1/Ts | T2/T1 | rayon T1/Ts | rayon T2/T1 | T1 ≤ rayon T1 | T2/T1 ≤ 0.53 | steals/parks per T2 run |\n");
+    s.push_str("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for r in rows {
         s.push_str(&format!(
-            "| {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.2} | {:.2} | {:.2} | {:.2} | {} | {} |\n",
+            "| {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.2} | {:.2} | {:.2} | {:.2} | {} | {} | {}/{} |\n",
             r.name,
             r.input,
             r.ts,
@@ -356,6 +363,8 @@ fn table(rows: &[Row]) -> String {
             r.r2 / r.r1,
             if r.t1 <= r.r1 { "yes" } else { "no" },
             if r.t2 / r.t1 <= 0.53 { "yes" } else { "no" },
+            r.steals,
+            r.parks,
         ));
     }
     s
