@@ -403,3 +403,39 @@ fn external_threads_block_and_wake() {
     assert_eq!(from_task.read(), None);
     assert_eq!(rt.wait(), Quiescence::Finished);
 }
+
+#[test]
+fn endpoints_move_between_tasks_on_different_workers() {
+    // A reader blocks on stream S (worker 0); S's producer endpoint travels through
+    // another stream to a task on worker 1, which writes: the reader must be woken
+    // across workers. Then the consumer endpoint itself moves to a third task.
+    let rt = Runtime::start(cfg(2)).unwrap();
+    let (s_tx, mut s_rx) = stream::<u64>(1);
+    let (mut handoff_tx, mut handoff_rx) = stream::<snet_lpel::Producer<u64>>(1);
+    let (mut cons_tx, mut cons_rx) = stream::<snet_lpel::Consumer<u64>>(1);
+    let (mut res_tx, mut res_rx) = stream::<u64>(1);
+    rt.spawn(TaskSpec::new("reader").on_worker(0), move || {
+        let first = s_rx.read().unwrap();
+        assert_eq!(first, 7);
+        cons_tx.write(s_rx).unwrap(); // hand the consumer on
+    });
+    rt.spawn(TaskSpec::new("writer").on_worker(1), move || {
+        let mut p = handoff_rx.read().unwrap();
+        for v in [7u64, 8, 9] {
+            p.write(v).unwrap();
+        }
+    });
+    rt.spawn(TaskSpec::new("second-reader").on_worker(1), move || {
+        let mut c = cons_rx.read().unwrap();
+        let mut sum = 0;
+        while let Some(v) = c.read() {
+            sum += v;
+        }
+        res_tx.write(sum).unwrap();
+    });
+    rt.spawn(TaskSpec::new("sender").on_worker(0), move || {
+        handoff_tx.write(s_tx).unwrap();
+    });
+    assert_eq!(res_rx.read(), Some(17));
+    assert_eq!(rt.wait(), Quiescence::Finished);
+}
