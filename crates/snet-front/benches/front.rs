@@ -4,7 +4,8 @@
 //! process, median of `RUNS` runs, with ratios. Every run checks its output.
 //!
 //! `cargo bench -p snet-front --bench front [-- NAME...]` (NAME filters by prefix, e.g.
-//! `deep`, `synchro`); `RUNS=n` sets the number of runs (default 5).
+//! `deep`, `synchro`); `RUNS=n` sets the number of runs (default 5); `ENGINES=front1`
+//! (any of `seq,front1,front2`) restricts the engines, e.g. for profiling.
 
 use snet_core::{
     Arg, BoxFailure, BoxFn, BoxTable, Emitter, Engine, Label, Net, Record, RecordSink, RunError,
@@ -266,7 +267,9 @@ fn run_once(e: &dyn Engine, c: &Case, workers: usize) -> (Duration, RunStats) {
 
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
-    v[v.len() / 2]
+    v.get(v.len() / 2)
+        .copied()
+        .unwrap_or(Duration::from_nanos(1))
 }
 
 fn main() {
@@ -300,12 +303,19 @@ fn main() {
         let front = FrontEngine::default();
         let mut times: Vec<Vec<Duration>> = vec![Vec::new(); 3];
         let mut last: Option<RunStats> = None;
+        let only = std::env::var("ENGINES").unwrap_or_else(|_| "seq,front1,front2".into());
         for _ in 0..runs {
-            times[0].push(run_once(&SeqEngine, &c, 1).0);
-            times[1].push(run_once(&front, &c, 1).0);
-            let (t, st) = run_once(&front, &c, 2);
-            times[2].push(t);
-            last = Some(st);
+            if only.contains("seq") {
+                times[0].push(run_once(&SeqEngine, &c, 1).0);
+            }
+            if only.contains("front1") {
+                times[1].push(run_once(&front, &c, 1).0);
+            }
+            if only.contains("front2") {
+                let (t, st) = run_once(&front, &c, 2);
+                times[2].push(t);
+                last = Some(st);
+            }
         }
         let m: Vec<Duration> = times.into_iter().map(median).collect();
         let st = last.unwrap_or_default();

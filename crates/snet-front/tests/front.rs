@@ -354,3 +354,17 @@ fn star_of_depth_100k_does_not_overflow() {
     assert_eq!(out.len(), 1);
     assert_eq!(st.box_calls, 100_001);
 }
+
+#[test]
+fn det_initialisers() {
+    let net =
+        compile("net ini { box init( -> (A)); box f((A) -> (A)); } connect (init || f) .. f;");
+    let init: Arc<dyn snet_core::BoxFn> = Arc::new(|_args: Vec<Arg>, out: &mut dyn Emitter| {
+        out.emit(1, vec![Arg::Field(Some(Value::int(-1)))])?;
+        out.emit(1, vec![Arg::Field(Some(Value::int(-2)))])
+    });
+    let b = boxes(vec![("init", init), ("f", id())]);
+    let input: Vec<Record> = (0..20).map(|i| a(i % 7).with_tag("id", i)).collect();
+    let out = agree(&net, &b, &input, true);
+    assert_eq!(out.len(), 22);
+}
