@@ -59,12 +59,18 @@ pub enum EngineKind {
     Threads,
     /// The work-stealing engine (seed 003 ch. 4).
     Front,
+    /// User-level tasks with bounded streams (seeds 000, 004).
+    Lpel,
 }
 
 impl EngineKind {
     /// All engines available in this build.
-    pub const ALL: &'static [EngineKind] =
-        &[EngineKind::Seq, EngineKind::Threads, EngineKind::Front];
+    pub const ALL: &'static [EngineKind] = &[
+        EngineKind::Seq,
+        EngineKind::Threads,
+        EngineKind::Front,
+        EngineKind::Lpel,
+    ];
 
     /// Parses an `--engine` value.
     pub fn parse(s: &str) -> Option<EngineKind> {
@@ -72,6 +78,7 @@ impl EngineKind {
             "seq" => Some(EngineKind::Seq),
             "threads" => Some(EngineKind::Threads),
             "front" => Some(EngineKind::Front),
+            "lpel" => Some(EngineKind::Lpel),
             _ => None,
         }
     }
@@ -87,6 +94,7 @@ impl EngineKind {
             EngineKind::Seq => Box::new(snet_core::SeqEngine),
             EngineKind::Threads => Box::new(snet_threads::ThreadsEngine::default()),
             EngineKind::Front => Box::new(snet_front::FrontEngine::default()),
+            EngineKind::Lpel => Box::new(snet_lpel::LpelEngine::default()),
         }
     }
 }

@@ -2,7 +2,7 @@
 
 use clap::{Args, ValueEnum};
 use snet::{EngineKind, Program};
-use snet_core::{Record, RecordSink, RecordSource, RunError, RunOptions};
+use snet_core::{Engine, Record, RecordSink, RecordSource, RunError, RunOptions};
 use std::fs::File;
 use std::io::{BufReader, IsTerminal, Read, Write};
 use std::path::PathBuf;
@@ -52,6 +52,35 @@ pub(crate) struct RunArgs {
     /// Extra library to link with the C boxes (repeatable), e.g. `-l gmp`.
     #[arg(short = 'l', value_name = "LIB")]
     pub(crate) libs: Vec<String>,
+    /// Options of the lpel engine.
+    #[command(flatten)]
+    pub(crate) lpel: Box<LpelArgs>,
+}
+
+/// Options of `--engine lpel` (other engines ignore them).
+#[derive(Debug, Args)]
+pub(crate) struct LpelArgs {
+    /// lpel engine: records a box inbox holds before producers block.
+    #[arg(long, value_name = "K")]
+    pub(crate) stream_capacity: Option<usize>,
+    /// lpel engine: monitoring level a|b|c|d (per-dispatch logs, seed 000 §5.4.3).
+    #[arg(long, value_name = "LEVEL")]
+    pub(crate) monitor: Option<String>,
+    /// lpel engine: directory of the monitoring logs (default snet-monitor).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) monitor_dir: Option<PathBuf>,
+    /// lpel engine: task placement/migration, random[:P] or waiting-time[:WINDOW].
+    #[arg(long, value_name = "STRATEGY")]
+    pub(crate) placement: Option<String>,
+    /// lpel engine: write a Chrome/Perfetto trace-event JSON of the run.
+    #[arg(long, value_name = "FILE.json")]
+    pub(crate) trace: Option<PathBuf>,
+    /// lpel engine: task assignment, round-robin or balanced.
+    #[arg(long, value_name = "POLICY")]
+    pub(crate) assign: Option<String>,
+    /// lpel engine: ready-queue scheduling, fifo or priority.
+    #[arg(long, value_name = "POLICY")]
+    pub(crate) sched: Option<String>,
 }
 
 fn fail(msg: impl std::fmt::Display) -> ExitCode {
@@ -125,7 +154,26 @@ pub(crate) fn run(args: RunArgs) -> ExitCode {
     if let Some(w) = args.workers {
         opts.workers = w.max(1);
     }
-    let result = prog.run(engine, &mut source, &mut sink, &opts);
+    let result = match engine {
+        EngineKind::Lpel => {
+            let cli = snet_lpel::snet_engine::CliOptions {
+                stream_capacity: args.lpel.stream_capacity,
+                monitor: args.lpel.monitor.clone(),
+                monitor_dir: args.lpel.monitor_dir.clone(),
+                placement: args.lpel.placement.clone(),
+                trace: args.lpel.trace.clone(),
+                assign: args.lpel.assign.clone(),
+                sched: args.lpel.sched.clone(),
+            };
+            match snet_lpel::LpelConfig::from_cli(&cli) {
+                Ok(cfg) => snet_lpel::LpelEngine::new(cfg)
+                    .run(prog.net(), prog.boxes(), &mut source, &mut sink, &opts)
+                    .map_err(snet::Error::Run),
+                Err(e) => return fail(e),
+            }
+        }
+        _ => prog.run(engine, &mut source, &mut sink, &opts),
+    };
     let finish = sink.finish();
     match result {
         Ok(stats) => {
