@@ -876,6 +876,35 @@ mod loom_tests {
     }
 
     #[test]
+    fn forced_writes_grow_segments_under_a_concurrent_reader() {
+        // Capacity 1 with forced writes: the producer links segments of size 2 and 4
+        // while the consumer may be following them (protocol: segment `end`/`next`
+        // published by the count CAS).
+        loom::model(|| {
+            let c: Arc<Chan<u32, Waiter>> = Arc::new(Chan::new(1, false));
+            let c2 = Arc::clone(&c);
+            let p = thread::spawn(move || {
+                for i in 0..4 {
+                    // SAFETY: the only producer.
+                    match unsafe { c2.try_push(i, true) } {
+                        Push::Done(w) => handle(w),
+                        _ => unreachable!("forced writes always succeed"),
+                    }
+                }
+                // SAFETY: producer closes once.
+                handle(unsafe { c2.close_producer() });
+            });
+            let me = Waiter::new();
+            let mut got = vec![];
+            while let Some(v) = pop_blocking(&c, &me) {
+                got.push(v);
+            }
+            assert_eq!(got, vec![0, 1, 2, 3]);
+            p.join().unwrap();
+        });
+    }
+
+    #[test]
     fn poll_two_streams() {
         loom::model(|| {
             let a: Arc<Chan<u32, Waiter>> = Arc::new(Chan::new(1, false));
