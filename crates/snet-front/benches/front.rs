@@ -292,8 +292,17 @@ fn main() {
         ("fan 64", Box::new(|| fan(64, 4000))),
     ];
     println!(
-        "{:<14} {:>10} {:>10} {:>10} {:>8} {:>8} {:>12} {:>7} {:>9}",
-        "program", "seq", "front-1", "front-2", "f1/seq", "f2/f1", "ns/unit f1", "steals", "peak"
+        "{:<14} {:>10} {:>10} {:>10} {:>8} {:>8} {:>12} {:>7} {:>9} {:>9}",
+        "program",
+        "seq",
+        "front-1",
+        "front-2",
+        "f1/seq",
+        "f2/f1",
+        "ns/unit f1",
+        "steals",
+        "peak",
+        "busy(f2)"
     );
     for (name, make) in &makers {
         if !filters.is_empty() && !filters.iter().any(|f| name.starts_with(f.as_str())) {
@@ -319,8 +328,18 @@ fn main() {
         }
         let m: Vec<Duration> = times.into_iter().map(median).collect();
         let st = last.unwrap_or_default();
+        let busy: Vec<String> = st
+            .workers
+            .iter()
+            .map(|w| {
+                format!(
+                    "{:.0}%",
+                    100.0 * w.busy.as_secs_f64() / st.wall.as_secs_f64().max(1e-9)
+                )
+            })
+            .collect();
         println!(
-            "{:<14} {:>9.4}s {:>9.4}s {:>9.4}s {:>8.2} {:>8.2} {:>7.1}/{:<4} {:>7} {:>9}",
+            "{:<14} {:>9.4}s {:>9.4}s {:>9.4}s {:>8.2} {:>8.2} {:>7.1}/{:<4} {:>7} {:>9} {:>9}",
             c.name,
             m[0].as_secs_f64(),
             m[1].as_secs_f64(),
@@ -331,6 +350,7 @@ fn main() {
             c.unit,
             st.steals,
             st.peak_in_flight,
+            busy.join("/"),
         );
     }
 }

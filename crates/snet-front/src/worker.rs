@@ -3,7 +3,8 @@
 //! # Where a worker looks for work (seed 003 §4.4–4.6)
 //!
 //! 1. its own work list, front-first: the deepest stream whose entity it can own;
-//! 2. the global input, if no other worker is reading it and the input limit allows;
+//! 2. the global input, if its own list is empty, no other worker is reading the input
+//!    and the input limit allows;
 //! 3. other workers' lists, round-robin from the last victim, stealing half of the
 //!    licences of the front-most stream with a free entity;
 //! 4. otherwise it spins with growing pauses, then yields, then parks (`sleep`).
@@ -291,8 +292,12 @@ impl<'s, 'a> Worker<'s, 'a> {
                 self.end_idle(&mut idle_since);
                 self.run_unit(leaf, job);
                 true
-            } else {
+            } else if sh.lists[self.id].is_empty() {
                 self.try_input() || self.try_steal()
+            } else {
+                // Licences only for busy entities: wait for them rather than admit
+                // more input (input control, §4.6), but help others meanwhile.
+                self.try_steal()
             };
             if found {
                 self.end_idle(&mut idle_since);
