@@ -137,6 +137,14 @@ impl<T> Worker<T> {
         (b - t).max(0) as usize
     }
 
+    /// Number of elements as the owner sees it, possibly stale by concurrent steals
+    /// (an over-estimate): one Relaxed load of `top`.
+    #[inline]
+    pub(crate) fn len_hint(&self) -> isize {
+        let inner = &*self.inner;
+        inner.bottom.load(Ordering::Relaxed) - inner.top.load(Ordering::Relaxed)
+    }
+
     /// The owner's current bottom index (used to remember a scope's base).
     #[inline]
     pub(crate) fn bottom(&self) -> isize {

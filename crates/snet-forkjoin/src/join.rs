@@ -2,6 +2,8 @@
 //!
 //! # Protocol (owner = the worker that calls `join`)
 //!
+//! 0. If the owner's deque already holds `publish_limit` entries, run `a` then `b`
+//!    as plain calls: nothing is published, nothing can be stolen (lazy publication).
 //! 1. Owner: build the [`JoinFrame`] on its stack (closure `b`, result slot, the
 //!    §4.6.2 [`JoinCounter`], a [`ParkSlot`]) and push it on its deque.
 //! 2. Owner: run `a` right away on the same stack (panics are caught).
@@ -104,7 +106,9 @@ where
 ///
 /// On a pool worker (inside [`crate::Pool::install`], a job, or another fork), `b` is
 /// offered to thieves while the calling worker runs `a` at once; if `b` was not
-/// stolen the caller runs it next, exactly like two calls. If `b` was stolen and is
+/// stolen the caller runs it next, exactly like two calls. (When the worker's deque
+/// already offers enough older continuations, `b` is not offered at all; see
+/// [`crate::PoolBuilder::publish_limit`].) If `b` was stolen and is
 /// still running when `a` returns, the caller's fiber parks and the worker runs other
 /// work; whichever half finishes last resumes the caller. Off a pool, runs `a` then
 /// `b` on the calling thread.
@@ -123,6 +127,24 @@ where
         let ra = a();
         return (ra, b());
     };
+    if w.enough_published() {
+        // Lazy publication: older, bigger continuations are already offered.
+        let ra = a();
+        return (ra, b());
+    }
+    join_published(w, a, b)
+}
+
+/// The publishing `join`: out of line so that the lazy path above stays a check and
+/// two calls in the caller's frame.
+#[inline(never)]
+fn join_published<A, B, RA, RB>(w: &WorkerThread, a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
     let frame = JoinFrame::new(b);
     let me = frame.job_ref();
     if w.push(me).is_err() {

@@ -60,6 +60,13 @@
 //! frame; the pages below are `madvise`d away, §4.4) and steals other work on a fresh
 //! stack from the pool.
 //!
+//! Publication is lazy ([`PoolBuilder::publish_limit`]): while the worker's deque
+//! already offers a few older continuations — the biggest ones, in divide-and-conquer
+//! code — a `join` runs its halves as two plain calls after one comparison, and the
+//! first join that finds the deque short again publishes. Thieves always take the
+//! oldest entry, so they never miss the deep, small continuations that were not
+//! offered.
+//!
 //! # Continuation stealing and what Rust allows
 //!
 //! Fibril/EMPER steal the *continuation* of a fork — the rest of the forking function —

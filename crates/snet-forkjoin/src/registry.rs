@@ -157,6 +157,7 @@ pub struct PoolBuilder {
     madvise: MadvisePolicy,
     barrier: Option<BarrierMode>,
     deque_capacity: usize,
+    publish_limit: usize,
     name: String,
     panic_handler: Option<PanicHandler>,
 }
@@ -180,6 +181,7 @@ impl Default for PoolBuilder {
             madvise: MadvisePolicy::default(),
             barrier: None,
             deque_capacity: 4096,
+            publish_limit: 4,
             name: "snet-fj".into(),
             panic_handler: None,
         }
@@ -220,6 +222,17 @@ impl PoolBuilder {
     /// Capacity of each worker's deque; forks beyond it run inline.
     pub fn deque_capacity(mut self, n: usize) -> Self {
         self.deque_capacity = n;
+        self
+    }
+
+    /// Lazy publication: a `join` offers its second half to thieves only while the
+    /// worker's deque holds fewer than `n` entries; deeper joins run as two plain
+    /// calls (Lazy Binary Splitting, Tzannes et al., PPoPP'10). Thieves take the oldest
+    /// entries, which in divide-and-conquer code are the biggest, so a few published
+    /// continuations keep them busy; the join that finds the deque short again
+    /// publishes anew. Default 4; `usize::MAX` publishes every join.
+    pub fn publish_limit(mut self, n: usize) -> Self {
+        self.publish_limit = n.max(1);
         self
     }
 
@@ -266,9 +279,10 @@ impl PoolBuilder {
         let mut threads = Vec::with_capacity(n);
         for (index, deque) in deques.into_iter().enumerate() {
             let r = registry.clone();
+            let limit = self.publish_limit;
             let h = std::thread::Builder::new()
                 .name(format!("{}-{index}", self.name))
-                .spawn(move || WorkerThread::run(index, r, deque));
+                .spawn(move || WorkerThread::run(index, r, deque, limit));
             match h {
                 Ok(h) => threads.push(h),
                 Err(e) => {

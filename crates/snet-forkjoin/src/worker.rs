@@ -81,6 +81,8 @@ pub(crate) struct WorkerThread {
     parked: Cell<usize>,
     /// Victim of the last successful deque steal (a stolen join frame's owner).
     stolen_from: Cell<usize>,
+    /// Joins publish their continuation only while the deque is shorter than this.
+    publish_limit: isize,
     stacks: RefCell<Vec<PooledStack>>,
     rng: Cell<u64>,
 }
@@ -127,6 +129,13 @@ impl WorkerThread {
         self.deque.push(job)
     }
 
+    /// Whether the deque already holds enough published work that a join should run
+    /// its halves as plain calls (lazy publication, see `PoolBuilder::publish_limit`).
+    #[inline]
+    pub(crate) fn enough_published(&self) -> bool {
+        self.deque.len_hint() >= self.publish_limit
+    }
+
     /// Index of the worker whose deque the job being started was stolen from.
     #[inline]
     pub(crate) fn stolen_from(&self) -> usize {
@@ -146,7 +155,12 @@ impl WorkerThread {
     }
 
     /// Thread entry point.
-    pub(crate) fn run(index: usize, registry: Arc<Registry>, deque: deque::Worker<JobHeader>) {
+    pub(crate) fn run(
+        index: usize,
+        registry: Arc<Registry>,
+        deque: deque::Worker<JobHeader>,
+        publish_limit: usize,
+    ) {
         let guard = AbortOnUnwind("the scheduler loop");
         let w = WorkerThread {
             index,
@@ -156,6 +170,7 @@ impl WorkerThread {
             ready: Cell::new(ptr::null()),
             parked: Cell::new(0),
             stolen_from: Cell::new(usize::MAX),
+            publish_limit: publish_limit.min(isize::MAX as usize) as isize,
             stacks: RefCell::new(Vec::new()),
             rng: Cell::new(0x9E37_79B9_7F4A_7C15 ^ ((index as u64 + 1) * 0xD1B5_4A32_D192_ED03)),
         };

@@ -103,16 +103,18 @@ fn random_trees_small_many_seeds() {
 fn random_trees_every_configuration() {
     for barrier in [BarrierMode::Symmetric, BarrierMode::Asymmetric] {
         for madvise in [MadvisePolicy::None, MadvisePolicy::DontNeed] {
-            // Tiny deques force the "deque full, run inline" path too.
-            for cap in [2, 4096] {
+            // Tiny deques force the "deque full, run inline" path too; publish limits
+            // from "only when empty" to "every join".
+            for (cap, limit) in [(2, usize::MAX), (4096, 1), (4096, usize::MAX)] {
                 let pool = Pool::builder()
                     .threads(2)
                     .barrier(barrier)
                     .madvise(madvise)
                     .deque_capacity(cap)
+                    .publish_limit(limit)
                     .build()
                     .unwrap();
-                for seed in 1000..1010 {
+                for seed in 1000..1008 {
                     check_tree(&pool, seed, 50_000);
                 }
             }
@@ -120,10 +122,15 @@ fn random_trees_every_configuration() {
     }
 }
 
-/// 10^7 forks at 2 workers, result checked against the sequential evaluation.
+/// 10^7 forks at 2 workers, result checked against the sequential evaluation. Every
+/// join is published (no lazy publication), so all 10^7 go through the deque.
 #[test]
 fn ten_million_forks_at_two_workers() {
-    let pool = Pool::new(2).unwrap();
+    let pool = Pool::builder()
+        .threads(2)
+        .publish_limit(usize::MAX)
+        .build()
+        .unwrap();
     check_tree(&pool, 42, 10_000_000);
     let st = pool.stats();
     assert!(st.steals > 0, "{st:?}");
