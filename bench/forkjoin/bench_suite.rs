@@ -7,7 +7,7 @@
 //! ```
 //!
 //! `--madvise` adds a table of T2 under each madvise policy (seed 002 §5.2.3);
-//! `--barrier` adds T1/T2 with the symmetric and the asymmetric deque barrier;
+//! `--variants` adds T1/T2 with eager publication and with the symmetric barrier;
 //! `--stacks` prints the stack-pool micro-benchmark.
 
 mod kernels;
@@ -408,23 +408,29 @@ fn madvise_table(list: &[Bench], runs: usize) -> String {
     s
 }
 
-/// T1 and T2 with the symmetric (fence on every pop) and asymmetric (membarrier on
-/// steals) deque barriers.
-fn barrier_table(list: &[Bench], runs: usize) -> String {
+/// T1 and T2 of runtime variants: the default, eager publication (every join pushed,
+/// `publish_limit(usize::MAX)`), and the symmetric deque barrier (a fence in every pop
+/// instead of `membarrier` in steals).
+fn variant_table(list: &[Bench], runs: usize) -> String {
     use snet_forkjoin::BarrierMode;
     let mut s = String::from(
-        "| benchmark | T1 symmetric s | T1 asymmetric s | T2 symmetric s | T2 asymmetric s | steals T2 (asym) |\n|---|---|---|---|---|---|\n",
+        "| benchmark | T1 default s | T1 eager s | T1 eager+symmetric s | T2 default s | T2 eager s | T2 eager+symmetric s | steals per T2 run (default/eager) |\n|---|---|---|---|---|---|---|---|\n",
     );
     for b in list {
         let run = b.run;
         let expect = serial(run).1;
         let tol = tolerance(b.name);
         let mut cells = vec![];
-        let mut steals = 0;
+        let mut steals = vec![];
         for threads in [1, 2] {
-            for mode in [BarrierMode::Symmetric, BarrierMode::Asymmetric] {
+            for (limit, mode) in [
+                (4, BarrierMode::Asymmetric),
+                (usize::MAX, BarrierMode::Asymmetric),
+                (usize::MAX, BarrierMode::Symmetric),
+            ] {
                 let pool = Pool::builder()
                     .threads(threads)
+                    .publish_limit(limit)
                     .barrier(mode)
                     .build()
                     .expect("pool");
@@ -434,13 +440,21 @@ fn barrier_table(list: &[Bench], runs: usize) -> String {
                     pool.install(|| run(Backend::Snet))
                 }));
                 if threads == 2 && mode == BarrierMode::Asymmetric {
-                    steals = (pool.stats().steals - before) / runs;
+                    steals.push((pool.stats().steals - before) / runs);
                 }
             }
         }
         s.push_str(&format!(
-            "| {} | {:.3} | {:.3} | {:.3} | {:.3} | {} |\n",
-            b.name, cells[0], cells[1], cells[2], cells[3], steals
+            "| {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {}/{} |\n",
+            b.name,
+            cells[0],
+            cells[1],
+            cells[2],
+            cells[3],
+            cells[4],
+            cells[5],
+            steals[0],
+            steals[1]
         ));
     }
     s
@@ -511,7 +525,7 @@ fn main() {
     let mut write: Option<String> = None;
     let mut madvise = false;
     let mut stacks = false;
-    let mut barrier = false;
+    let mut variants = false;
     let mut i = 0;
     while i < args.len() {
         match args[i].as_str() {
@@ -529,7 +543,7 @@ fn main() {
             }
             "--madvise" => madvise = true,
             "--stacks" => stacks = true,
-            "--barrier" => barrier = true,
+            "--variants" => variants = true,
             a => panic!("unknown argument {a}"),
         }
         i += 1;
@@ -569,9 +583,11 @@ fn main() {
         out.push_str("\nT2 by madvise policy (seed 002 §5.2.3):\n\n");
         out.push_str(&madvise_table(&list, runs));
     }
-    if barrier {
-        out.push_str("\nDeque barrier: symmetric vs asymmetric (membarrier):\n\n");
-        out.push_str(&barrier_table(&list, runs));
+    if variants {
+        out.push_str(
+            "\nRuntime variants (lazy vs eager publication, asymmetric vs symmetric barrier):\n\n",
+        );
+        out.push_str(&variant_table(&list, runs));
     }
     if stacks {
         out.push_str("\nStack pool:\n\n");
