@@ -203,17 +203,23 @@ fn spin(d: Duration) {
     }
 }
 
-fn fan(w: i32, count: i32) -> Case {
+/// `fan W`: `(work)!<T>` with W tags; `work` spins 50 µs (or sleeps 200 µs if
+/// `sleep`: shows the engine's parallelism even on a loaded machine).
+fn fan(w: i32, count: i32, sleep: bool) -> Case {
     let net = compile("net fan { box work((A) -> (A)); } connect (work)!<T>;");
-    let work: Arc<dyn BoxFn> = Arc::new(|mut args: Vec<Arg>, out: &mut dyn Emitter| {
-        spin(Duration::from_micros(50));
+    let work: Arc<dyn BoxFn> = Arc::new(move |mut args: Vec<Arg>, out: &mut dyn Emitter| {
+        if sleep {
+            std::thread::sleep(Duration::from_micros(200));
+        } else {
+            spin(Duration::from_micros(50));
+        }
         let v = args.pop().ok_or_else(|| BoxFailure("no arg".into()))?;
         out.emit(1, vec![v])
     });
     let mut boxes = BoxTable::new();
     boxes.insert("work", work);
     Case {
-        name: format!("fan {w}"),
+        name: format!("fan{} {w}", if sleep { "-sleep" } else { "" }),
         net,
         boxes,
         input: (0..count)
@@ -289,7 +295,8 @@ fn main() {
         ("fibtree 20", Box::new(|| fibtree(20))),
         ("fibtree 25", Box::new(|| fibtree(25))),
         ("pipe 10", Box::new(|| pipe(10, 200_000))),
-        ("fan 64", Box::new(|| fan(64, 4000))),
+        ("fan 64", Box::new(|| fan(64, 4000, false))),
+        ("fan-sleep 64", Box::new(|| fan(64, 1000, true))),
     ];
     println!(
         "{:<14} {:>10} {:>10} {:>10} {:>8} {:>8} {:>12} {:>7} {:>9} {:>9}",
