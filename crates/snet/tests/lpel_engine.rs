@@ -1,0 +1,374 @@
+//! The LPEL engine (`--engine lpel`): bounded inboxes never add a deadlock that S-Net
+//! does not have, back pressure bounds what is in flight, deep replication runs on
+//! small task stacks, deterministic combinators keep their order under concurrency,
+//! errors stop the run, and monitoring / trace / placement are wired to the layer.
+
+use snet::{Arg, ArgExt, BoxInput, BoxOutput, EngineKind, Program, Record};
+use snet_core::{Engine, Label, RunOptions, RunStats};
+use snet_lpel::snet_engine::{CliOptions, LpelConfig, LpelEngine};
+
+fn run_lpel(
+    prog: &Program,
+    cfg: LpelConfig,
+    workers: usize,
+    input: Vec<Record>,
+) -> Result<(Vec<Record>, RunStats), snet::RunError> {
+    let mut out = Vec::new();
+    let mut src = input.into_iter().fuse();
+    let stats = LpelEngine::new(cfg).run(
+        prog.net(),
+        prog.boxes(),
+        &mut src,
+        &mut out,
+        &RunOptions { workers },
+    )?;
+    Ok((out, stats))
+}
+
+fn cap(k: usize) -> LpelConfig {
+    LpelConfig {
+        stream_capacity: k,
+        ..LpelConfig::default()
+    }
+}
+
+fn tag(r: &Record, name: &str) -> Option<i32> {
+    r.tag(Label::tag(name))
+}
+
+/// `fan` re-emits `n` records per input into the loop until `<k>` reaches 0; `relay`
+/// is a second box in the loop, so two tasks each write into the other's inbox.
+fn big_feedback() -> Program {
+    let mut p = Program::from_source(
+        "bigfb.snet",
+        "net bigfb {
+            box fan((<n>, <k>) -> (<n>, <k>) | (<done>));
+            box relay((<n>, <k>) -> (<n>, <k>));
+         } connect (fan .. (relay | [{<done>} -> {<done>}])) \\ {<k>};",
+    )
+    .unwrap();
+    p.bind("fan", |i: &BoxInput<'_>, o: &mut BoxOutput<'_>| {
+        let (n, k) = (i.tag("n").unwrap_or(0), i.tag("k").unwrap_or(0));
+        if k == 0 {
+            return o.emit(2, vec![Arg::tag(1)]);
+        }
+        for _ in 0..n {
+            o.emit(1, vec![Arg::tag(n), Arg::tag(k - 1)])?;
+        }
+        Ok(())
+    })
+    .unwrap();
+    p.bind("relay", |i: &BoxInput<'_>, o: &mut BoxOutput<'_>| {
+        o.emit(
+            1,
+            vec![
+                Arg::tag(i.tag("n").unwrap_or(0)),
+                Arg::tag(i.tag("k").unwrap_or(0)),
+            ],
+        )
+    })
+    .unwrap();
+    p
+}
+
+#[test]
+fn a_big_feedback_loop_runs_to_completion_at_tiny_capacities() {
+    // 150 records per firing, all circulating at once: 150 + 150^2 records pass the
+    // loop; with blocking writes inside it, capacity 1 would deadlock at once.
+    let p = big_feedback();
+    let input = vec![Record::new().with_tag("n", 150).with_tag("k", 2)];
+    for capacity in [1, 2, 16] {
+        for workers in [1, 2] {
+            let (out, stats) = run_lpel(&p, cap(capacity), workers, input.clone())
+                .unwrap_or_else(|e| panic!("capacity {capacity}, {workers} workers: {e}"));
+            assert_eq!(out.len(), 150 * 150, "capacity {capacity}, {workers} w");
+            assert!(out.iter().all(|r| tag(r, "done") == Some(1)));
+            assert_eq!(stats.box_calls, 1 + 2 * 150 + 2 * 150 * 150);
+            assert!(stats.balanced());
+        }
+    }
+}
+
+#[test]
+fn back_pressure_bounds_the_records_in_flight() {
+    // A slow second box: without blocking pushes the reader would queue all input.
+    let mut p = Program::from_source(
+        "pipe.snet",
+        "net pipe { box a((<x>) -> (<x>)); box b((<x>) -> (<x>)); } connect a .. b;",
+    )
+    .unwrap();
+    p.bind("a", |i: &BoxInput<'_>, o: &mut BoxOutput<'_>| {
+        o.emit(1, vec![Arg::tag(i.tag("x").unwrap_or(0))])
+    })
+    .unwrap();
+    p.bind("b", |i: &BoxInput<'_>, o: &mut BoxOutput<'_>| {
+        let t = std::time::Instant::now();
+        while t.elapsed() < std::time::Duration::from_micros(20) {
+            std::hint::spin_loop();
+        }
+        o.emit(1, vec![Arg::tag(i.tag("x").unwrap_or(0))])
+    })
+    .unwrap();
+    let input: Vec<Record> = (0..3000).map(|x| Record::new().with_tag("x", x)).collect();
+    for workers in [1, 2] {
+        let (out, stats) = run_lpel(&p, cap(4), workers, input.clone()).unwrap();
+        let got: Vec<i32> = out.iter().map(|r| tag(r, "x").unwrap()).collect();
+        assert_eq!(got, (0..3000).collect::<Vec<_>>(), "a pipeline keeps order");
+        // Two inboxes of 4; per box its input and an output waiting for room; the
+        // reader's record waiting for room.
+        assert!(
+            stats.peak_in_flight <= 2 * 4 + 6,
+            "peak in flight {} with capacity 4",
+            stats.peak_in_flight
+        );
+    }
+}
+
+fn dec_box(i: &BoxInput<'_>, o: &mut BoxOutput<'_>) -> Result<(), snet_core::BoxFailure> {
+    let n = i.tag("n").unwrap_or(0);
+    if n == 0 {
+        o.emit(2, vec![Arg::tag(1)])
+    } else {
+        o.emit(1, vec![Arg::tag(n - 1)])
+    }
+}
+
+#[test]
+fn a_star_of_depth_100000_with_a_box_runs_on_small_task_stacks() {
+    // 10^5 stages, one box task each: tasks park when their inbox is empty and at most
+    // `max_parked` stay parked, so stacks are recycled instead of piling up.
+    let mut p = Program::from_source(
+        "deepbox.snet",
+        "net deepbox { box dec((<n>) -> (<n>) | (<done>)); } connect dec * {<done>};",
+    )
+    .unwrap();
+    p.bind("dec", dec_box).unwrap();
+    for (workers, max_parked) in [(1, 512), (2, 8)] {
+        let cfg = LpelConfig {
+            max_parked,
+            ..LpelConfig::default()
+        };
+        let (out, stats) =
+            run_lpel(&p, cfg, workers, vec![Record::new().with_tag("n", 100_000)]).unwrap();
+        assert_eq!(out.len(), 1);
+        assert_eq!(tag(&out[0], "done"), Some(1));
+        assert_eq!(stats.box_calls, 100_001);
+    }
+}
+
+fn spin(us: u64) {
+    let t = std::time::Instant::now();
+    while t.elapsed() < std::time::Duration::from_micros(us) {
+        std::hint::spin_loop();
+    }
+}
+
+#[test]
+fn deterministic_combinators_keep_their_order_at_two_workers() {
+    // `**`: records entering at once finish in a different order; `||`: the left
+    // branch takes two box hops; `!!`: replicas of different cost. Each run at
+    // capacity 1 and 2 workers, 100 times, against the order seq produces.
+    let mut star = Program::from_source(
+        "stardet.snet",
+        "net stardet { box gen((<go>) -> (<a>, <i>)); box foo((<a>) -> (<a>) | (<b>)); }
+         connect gen .. foo ** {<b>};",
+    )
+    .unwrap();
+    star.bind("gen", |_i: &BoxInput<'_>, o: &mut BoxOutput<'_>| {
+        for a in [5, 0, 3, 1, 4, 2] {
+            o.emit(1, vec![Arg::tag(a), Arg::tag(a)])?;
+        }
+        Ok(())
+    })
+    .unwrap();
+    star.bind("foo", |i: &BoxInput<'_>, o: &mut BoxOutput<'_>| {
+        let a = i.tag("a").unwrap_or(0);
+        if a == 0 {
+            o.emit(2, vec![Arg::tag(0)])
+        } else {
+            o.emit(1, vec![Arg::tag(a - 1)])
+        }
+    })
+    .unwrap();
+    let mut par = Program::from_source(
+        "pardet.snet",
+        "net pardet { box a((<k>) -> (<k>)); box b((<k>) -> (<k>, <l>)); box c((<j>) -> (<j>, <r>)); }
+         connect [{<x>} -> {<k=x>}; {<j=x>}] .. ((a .. b) || c);",
+    )
+    .unwrap();
+    par.bind("a", |i: &BoxInput<'_>, o: &mut BoxOutput<'_>| {
+        spin(2);
+        o.emit(1, vec![Arg::tag(i.tag("k").unwrap_or(0))])
+    })
+    .unwrap();
+    par.bind("b", |i: &BoxInput<'_>, o: &mut BoxOutput<'_>| {
+        o.emit(1, vec![Arg::tag(i.tag("k").unwrap_or(0)), Arg::tag(1)])
+    })
+    .unwrap();
+    par.bind("c", |i: &BoxInput<'_>, o: &mut BoxOutput<'_>| {
+        o.emit(1, vec![Arg::tag(i.tag("j").unwrap_or(0)), Arg::tag(1)])
+    })
+    .unwrap();
+    let mut split = Program::from_source(
+        "splitdet.snet",
+        "net splitdet { box work((<t>, <x>) -> (<t>, <x>, <y>)); } connect work !! <t>;",
+    )
+    .unwrap();
+    split
+        .bind("work", |i: &BoxInput<'_>, o: &mut BoxOutput<'_>| {
+            let (t, x) = (i.tag("t").unwrap_or(0), i.tag("x").unwrap_or(0));
+            spin(if t == 0 { 5 } else { 0 });
+            for y in 0..2 {
+                o.emit(1, vec![Arg::tag(t), Arg::tag(x), Arg::tag(y)])?;
+            }
+            Ok(())
+        })
+        .unwrap();
+    let cases: Vec<(&Program, Vec<Record>)> = vec![
+        (&star, vec![Record::new().with_tag("go", 1); 2]),
+        (
+            &par,
+            (0..6).map(|x| Record::new().with_tag("x", x)).collect(),
+        ),
+        (
+            &split,
+            (0..12)
+                .map(|x| Record::new().with_tag("t", x % 3).with_tag("x", x))
+                .collect(),
+        ),
+    ];
+    for (prog, input) in cases {
+        let want: Vec<String> = prog
+            .run_records(EngineKind::Seq, input.clone())
+            .unwrap()
+            .iter()
+            .map(|r| format!("{r:?}"))
+            .collect();
+        for round in 0..100 {
+            let (out, _) = run_lpel(prog, cap(1), 2, input.clone()).unwrap();
+            let got: Vec<String> = out.iter().map(|r| format!("{r:?}")).collect();
+            assert_eq!(got, want, "{} round {round}", prog.net().entry);
+        }
+    }
+}
+
+#[test]
+fn a_failing_box_stops_the_run_even_with_blocked_producers() {
+    let mut p = Program::from_source(
+        "fail.snet",
+        "net fail { box a((<x>) -> (<x>)); box b((<x>) -> (<x>)); } connect a .. b;",
+    )
+    .unwrap();
+    p.bind("a", |i: &BoxInput<'_>, o: &mut BoxOutput<'_>| {
+        o.emit(1, vec![Arg::tag(i.tag("x").unwrap_or(0))])
+    })
+    .unwrap();
+    p.bind("b", |i: &BoxInput<'_>, o: &mut BoxOutput<'_>| {
+        let x = i.tag("x").unwrap_or(0);
+        if x == 500 {
+            return Err(snet_core::BoxFailure("x is 500".into()));
+        }
+        o.emit(1, vec![Arg::tag(x)])
+    })
+    .unwrap();
+    let input: Vec<Record> = (0..5000).map(|x| Record::new().with_tag("x", x)).collect();
+    for workers in [1, 2] {
+        let err = run_lpel(&p, cap(1), workers, input.clone())
+            .map(|(o, _)| o.len())
+            .unwrap_err();
+        assert!(err.to_string().contains("`b`"), "{err}");
+        assert!(err.to_string().contains("x is 500"), "{err}");
+    }
+}
+
+#[test]
+fn initialisers_and_feedback_with_an_outside_writer_at_capacity_one() {
+    // An initialiser inside a parallel composition (its gate orders data after the
+    // initialiser's record) and a feedback loop entered from a box outside it: the
+    // outside writer blocks, writes inside the loop do not.
+    let mut p = Program::from_source(
+        "initfb.snet",
+        "net initfb {
+            box init( -> (<v>));
+            box pre((<x>) -> (<x>, <c>));
+            box step((<x>, <c>) -> (<x>, <c>) | (<x>, <fin>));
+         } connect (init | pre) .. ([{<v>} -> {<v>}] | (step \\ {<c>}));",
+    )
+    .unwrap();
+    p.bind("init", |_i: &BoxInput<'_>, o: &mut BoxOutput<'_>| {
+        o.emit(1, vec![Arg::tag(7)])
+    })
+    .unwrap();
+    p.bind("pre", |i: &BoxInput<'_>, o: &mut BoxOutput<'_>| {
+        o.emit(1, vec![Arg::tag(i.tag("x").unwrap_or(0)), Arg::tag(3)])
+    })
+    .unwrap();
+    p.bind("step", |i: &BoxInput<'_>, o: &mut BoxOutput<'_>| {
+        let (x, c) = (i.tag("x").unwrap_or(0), i.tag("c").unwrap_or(0));
+        if c == 0 {
+            o.emit(2, vec![Arg::tag(x), Arg::tag(1)])
+        } else {
+            o.emit(1, vec![Arg::tag(x), Arg::tag(c - 1)])
+        }
+    })
+    .unwrap();
+    let input: Vec<Record> = (0..200).map(|x| Record::new().with_tag("x", x)).collect();
+    let want = {
+        let mut v: Vec<String> = p
+            .run_records(EngineKind::Seq, input.clone())
+            .unwrap()
+            .iter()
+            .map(|r| format!("{r:?}"))
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(want.len(), 201);
+    for workers in [1, 2] {
+        let (out, _) = run_lpel(&p, cap(1), workers, input.clone()).unwrap();
+        assert_eq!(tag(&out[0], "v"), Some(7), "the initialiser's record first");
+        let mut got: Vec<String> = out.iter().map(|r| format!("{r:?}")).collect();
+        got.sort();
+        assert_eq!(got, want);
+    }
+}
+
+#[test]
+fn monitoring_trace_and_placement_are_wired_to_the_layer() {
+    let mut p = Program::from_source(
+        "mon.snet",
+        "net mon { box dec((<n>) -> (<n>) | (<done>)); } connect dec * {<done>};",
+    )
+    .unwrap();
+    p.bind("dec", dec_box).unwrap();
+    let dir = std::env::temp_dir().join(format!("snet-lpel-engine-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let trace = dir.join("run.json");
+    let cfg = LpelConfig::from_cli(&CliOptions {
+        stream_capacity: Some(2),
+        monitor: Some("b".into()),
+        monitor_dir: Some(dir.clone()),
+        placement: Some("random:0.5".into()),
+        trace: Some(trace.clone()),
+        assign: Some("balanced".into()),
+        sched: Some("priority".into()),
+    })
+    .unwrap();
+    let input: Vec<Record> = (0..50).map(|n| Record::new().with_tag("n", n)).collect();
+    let (out, _) = run_lpel(&p, cfg, 2, input).unwrap();
+    assert_eq!(out.len(), 50);
+    let log = std::fs::read_to_string(dir.join("mon_w0.log")).unwrap()
+        + &std::fs::read_to_string(dir.join("mon_w1.log")).unwrap();
+    let dispatches = log.lines().filter(|l| l.contains(" tid ")).count();
+    assert!(dispatches >= 50, "{dispatches} dispatch lines");
+    assert!(
+        log.lines().any(|l| l.contains(" st Z ")),
+        "tasks end: {log:.300}"
+    );
+    let map = std::fs::read_to_string(dir.join("tasks.map")).unwrap();
+    assert!(map.lines().all(|l| l.ends_with(" box dec")), "{map:.300}");
+    let json = std::fs::read_to_string(&trace).unwrap();
+    assert!(json.starts_with("{\"traceEvents\":["), "{json:.100}");
+    assert!(json.contains("\"name\":\"dec\""));
+    let _ = std::fs::remove_dir_all(&dir);
+}
