@@ -420,6 +420,9 @@ impl WorkerCtx {
                 if now_ns() - t0 > spin_ns {
                     break 'spin;
                 }
+                // Let another runnable thread (possibly the worker we wait for) have
+                // this core when the machine is oversubscribed.
+                std::thread::yield_now();
             }
         }
         // Step 1-2 of the sleep protocol.

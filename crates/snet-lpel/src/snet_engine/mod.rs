@@ -646,6 +646,14 @@ impl Engine for LpelEngine {
             }
         }
         let lstats = rt.shutdown();
+        if std::env::var_os("SNET_LPEL_DEBUG").is_some() {
+            eprintln!(
+                "lpel: {} tasks spawned, {} dispatches, {} migrations",
+                lstats.tasks_spawned,
+                lstats.dispatches(),
+                lstats.migrations()
+            );
+        }
         let wall = start.elapsed();
         let discarded = root.discard_stored();
         drop(root);
