@@ -147,6 +147,9 @@ impl Inbox {
             g.consumer = Consumer::Absent;
             return Pop::Retired;
         }
+        // An idle inbox keeps no buffer: deep replication creates many instances that
+        // are busy only for a while.
+        g.queue = VecDeque::new();
         g.gen += 1;
         let gen = g.gen;
         g.consumer = Consumer::Parked {
