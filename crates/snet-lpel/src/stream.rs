@@ -729,3 +729,33 @@ pub fn poll_from(set: &[&dyn Pollable], start: usize) -> usize {
         wait_poll_acks(me, cleared_by_producers);
     }
 }
+
+/// Identity and monitoring accounting for a stream implemented outside this module
+/// (the S-Net engine's multi-producer inboxes, `snet_engine::inbox`), so that its
+/// activity appears in monitoring logs, traces and deadlock reports like a stream's.
+pub(crate) fn external_meta(name: Option<Arc<str>>, capacity: usize) -> Arc<StreamMeta> {
+    Arc::new(StreamMeta {
+        id: NEXT_STREAM.fetch_add(1, Relaxed),
+        name,
+        capacity: capacity.max(1),
+        fill: AtomicU64::new(0),
+        prod: SideAcct::default(),
+        cons: SideAcct::default(),
+    })
+}
+
+/// Accounts one operation on an external stream (see [`external_meta`]): on the
+/// writing side if `write`, else on the reading side. A no-op unless a worker
+/// collects stream activity.
+#[inline]
+pub(crate) fn account_external(
+    meta: &Arc<StreamMeta>,
+    write: bool,
+    moved: bool,
+    woke: bool,
+    blocked: bool,
+    len: usize,
+) {
+    let side = if write { Side::Write } else { Side::Read };
+    account(meta, side, moved, woke, blocked, len)
+}

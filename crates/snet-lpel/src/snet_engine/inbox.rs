@@ -22,11 +22,12 @@
 //! later pop: the inbox is full, so its consumer is `Active` and keeps popping.
 
 use super::park::{block, Waiter};
+use crate::stream::{account_external, external_meta, StreamMeta};
 use crate::task::TaskState;
 use snet_core::det::Ctx;
 use snet_core::Record;
 use std::collections::VecDeque;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// One pending box invocation: a record (or `None` for an initialiser) and its
 /// causal context.
@@ -83,10 +84,12 @@ pub(crate) enum Pop {
 pub(crate) struct Inbox {
     inner: Mutex<Inner>,
     capacity: usize,
+    /// Stream identity for monitoring and deadlock reports.
+    meta: Arc<StreamMeta>,
 }
 
 impl Inbox {
-    pub(crate) fn new(capacity: usize) -> Inbox {
+    pub(crate) fn new(capacity: usize, name: Arc<str>) -> Inbox {
         Inbox {
             inner: Mutex::new(Inner {
                 queue: VecDeque::new(),
@@ -96,6 +99,7 @@ impl Inbox {
                 producers: VecDeque::new(),
             }),
             capacity: capacity.max(1),
+            meta: external_meta(Some(name), capacity),
         }
     }
 
@@ -107,21 +111,30 @@ impl Inbox {
     /// what the caller must do for the consumer.
     pub(crate) fn push(&self, job: Job, may_block: &dyn Fn() -> bool) -> After {
         let mut g = self.lock();
+        let mut blocked = false;
         while g.queue.len() >= self.capacity && may_block() {
             g.producers.push_back(Waiter::current());
+            let len = g.queue.len();
             drop(g);
-            block(TaskState::BlockedOut);
+            account_external(&self.meta, true, false, false, true, len);
+            block(TaskState::BlockedOut, &self.meta);
+            blocked = true;
             g = self.lock();
         }
         g.queue.push_back(job);
-        match std::mem::replace(&mut g.consumer, Consumer::Active) {
+        let len = g.queue.len();
+        let after = match std::mem::replace(&mut g.consumer, Consumer::Active) {
             Consumer::Active => After::Nothing,
             Consumer::Absent => {
                 g.inc += 1;
                 After::Spawn(g.inc)
             }
             Consumer::Parked { waiter, .. } => After::Wake(waiter),
-        }
+        };
+        drop(g);
+        let woke = matches!(after, After::Wake(_));
+        account_external(&self.meta, true, true, woke, blocked, len);
+        after
     }
 
     /// The consumer of incarnation `inc` takes the next job; if there is none it
@@ -132,12 +145,14 @@ impl Inbox {
             return Pop::Retired;
         }
         if let Some(job) = g.queue.pop_front() {
-            let wake = if g.queue.len() < self.capacity {
+            let len = g.queue.len();
+            let wake = if len < self.capacity {
                 g.producers.pop_front()
             } else {
                 None
             };
             drop(g);
+            account_external(&self.meta, false, true, wake.is_some(), false, len);
             if let Some(w) = wake {
                 w.wake();
             }
@@ -156,6 +171,8 @@ impl Inbox {
             waiter: Waiter::current(),
             gen,
         };
+        drop(g);
+        account_external(&self.meta, false, false, false, true, 0);
         Pop::Parked(gen)
     }
 
@@ -184,7 +201,10 @@ impl Inbox {
     }
 }
 
-/// Blocks the calling consumer task after [`Inbox::pop_or_park`] returned `Parked`.
-pub(crate) fn park() {
-    block(TaskState::BlockedIn);
+impl Inbox {
+    /// Blocks the calling consumer task after [`Inbox::pop_or_park`] returned
+    /// `Parked`.
+    pub(crate) fn park(&self) {
+        block(TaskState::BlockedIn, &self.meta);
+    }
 }

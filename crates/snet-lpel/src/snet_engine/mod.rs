@@ -324,7 +324,7 @@ impl Run<'_> {
             None => Arc::from("?"),
         };
         BoxState {
-            inbox: Inbox::new(self.capacity),
+            inbox: Inbox::new(self.capacity, name.clone()),
             fb: outer.as_ref().map_or(0, |p| Arc::as_ptr(p) as usize),
             _fb_keep: outer.as_ref().map(Arc::downgrade),
             name,
@@ -477,7 +477,7 @@ impl BoxTask {
                 Pop::Retired => return Activation::Done,
                 Pop::Parked(gen) => {
                     self.run.note_parked(&self.st, gen);
-                    inbox::park();
+                    self.st.inbox.park();
                 }
             }
         }

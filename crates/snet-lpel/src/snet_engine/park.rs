@@ -28,6 +28,7 @@
 //! layer's mailbox (task) or the signal's Release store / Acquire swap (thread) order
 //! the waker's writes before the waiter's resumption.
 
+use crate::stream::StreamMeta;
 use crate::task::{Suspend, Task, TaskState};
 use crate::worker::{current_task, deliver, suspend};
 use std::cell::RefCell;
@@ -106,8 +107,12 @@ impl Waiter {
 
 /// Blocks the caller until the handle it registered is woken (protocol step 2).
 /// `state` is the task state shown by monitoring and deadlock reports: `BlockedIn`
-/// for a consumer waiting for records, `BlockedOut` for a producer waiting for room.
-pub(crate) fn block(state: TaskState) {
+/// for a consumer waiting for records, `BlockedOut` for a producer waiting for room;
+/// `on` is the stream identity those reports name.
+///
+/// `on` must stay alive while the caller is blocked (the runtime reads it when it
+/// reports blocked tasks at quiescence).
+pub(crate) fn block(state: TaskState, on: &StreamMeta) {
     let t = current_task();
     if t.is_null() {
         let s = thread_signal();
@@ -120,8 +125,10 @@ pub(crate) fn block(state: TaskState) {
     // a `Waiter::Task` for itself under a lock, so exactly one party will wake it.
     unsafe {
         (*t).set_state(state);
-        (*t).blocked_on
-            .store(std::ptr::null_mut(), std::sync::atomic::Ordering::Release);
+        (*t).blocked_on.store(
+            (on as *const StreamMeta).cast_mut(),
+            std::sync::atomic::Ordering::Release,
+        );
         suspend(&*t, Suspend::Block);
     }
 }
