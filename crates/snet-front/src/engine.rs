@@ -128,7 +128,7 @@ impl Shared<'_> {
             None => true,
             Some(l) => {
                 let c = &self.w.counters;
-                l.admits(c.records_in.get(), c.records_out.get())
+                l.admits(c.records_in(), c.records_out())
                     || self.pending.load(Ordering::SeqCst) == 0
             }
         }

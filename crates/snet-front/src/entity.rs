@@ -106,10 +106,16 @@ impl<J> Entity<J> {
 
     /// Moves `job` behind the queued jobs and returns the oldest one: what an owner
     /// that just acquired the entity to continue a record walk must run next.
+    #[inline]
     pub(crate) fn push_pop(&self, job: J) -> J {
         if self.is_empty() {
             return job;
         }
+        self.push_pop_slow(job)
+    }
+
+    #[cold]
+    fn push_pop_slow(&self, job: J) -> J {
         let mut q = lock(&self.queue);
         q.push_back(job);
         let first = q.pop_front();

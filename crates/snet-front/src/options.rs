@@ -86,6 +86,9 @@ pub struct FrontOptions {
     /// Rounds an idle worker spins (with growing pauses) and then yields before it
     /// parks.
     pub spin_rounds: u32,
+    /// Pause iterations a worker waits for a busy destination before it queues the
+    /// record it walks (0 = queue at once, as in seed 003 §4.5).
+    pub walk_spin: u32,
 }
 
 impl Default for FrontOptions {
@@ -94,6 +97,7 @@ impl Default for FrontOptions {
             input_limit: None,
             trace: None,
             spin_rounds: 64,
+            walk_spin: 128,
         }
     }
 }

@@ -122,9 +122,22 @@ impl<'s, 'a> Worker<'s, 'a> {
             let job = s.ent.push_pop(Job::Data(tok));
             return Some((next, job));
         }
-        if s.ent.try_acquire() {
-            let job = s.ent.push_pop(Job::Data(tok));
-            return Some((next, job));
+        // The destination is usually busy only for a moment (another worker running one
+        // invocation just ahead of us): wait a little before falling back to a licence.
+        let mut spins = self.sh.opts.walk_spin;
+        loop {
+            if s.ent.try_acquire() {
+                let job = s.ent.push_pop(Job::Data(tok));
+                return Some((next, job));
+            }
+            if spins == 0 || self.sh.stop.load(Ordering::Relaxed) {
+                break;
+            }
+            spins -= 1;
+            while s.ent.is_owned() && spins > 0 {
+                std::hint::spin_loop();
+                spins -= 1;
+            }
         }
         self.enqueue(next, Job::Data(tok));
         None
