@@ -85,66 +85,161 @@ impl Counter {
     }
 }
 
-/// Counters updated during a run by the core (engines add their own).
+/// Number of counter shards; threads pick one by a thread-local index.
+const SHARDS: usize = 16;
+
+/// How often (in events per shard) the global peak of records in flight is sampled.
+const PEAK_SAMPLE: u64 = 256;
+
+/// One thread's share of the counters, on its own cache lines so that workers never
+/// write the same line (every box firing updates several counters).
 #[derive(Debug, Default)]
+#[repr(align(128))]
+struct Shard {
+    records_in: AtomicU64,
+    records_out: AtomicU64,
+    box_calls: AtomicU64,
+    created: AtomicU64,
+    consumed: AtomicU64,
+    stored: AtomicU64,
+    sync_merged: AtomicU64,
+    /// Net records in flight contributed by this shard (may be negative).
+    flight: AtomicI64,
+    events: AtomicU64,
+}
+
+fn shard_index() -> usize {
+    use std::sync::atomic::AtomicUsize;
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    thread_local! {
+        static INDEX: usize = NEXT.fetch_add(1, Ordering::Relaxed) % SHARDS;
+    }
+    INDEX.with(|i| *i)
+}
+
+/// Counters updated during a run by the core and the engines.
+///
+/// Sharded per thread (relaxed atomics on per-thread cache lines), so counting costs no
+/// cross-core traffic. The peak of records in flight is sampled: every
+/// `PEAK_SAMPLE` events of a shard, and at every global input, the shards are summed.
+#[derive(Debug)]
 pub struct Counters {
-    /// Records read from the global input.
-    pub records_in: Counter,
-    /// Records written to the global output.
-    pub records_out: Counter,
-    /// Box invocations (including initialisers).
-    pub box_calls: Counter,
-    /// Records created by boxes and filters.
-    pub created: Counter,
-    /// Records consumed by boxes and filters.
-    pub consumed: Counter,
-    /// Records stored in synchrocells.
-    pub stored: Counter,
-    /// Synchrocell merges.
-    pub sync_merged: Counter,
-    in_flight: AtomicI64,
+    shards: Box<[Shard]>,
     peak: AtomicI64,
 }
 
+impl Default for Counters {
+    fn default() -> Self {
+        Counters {
+            shards: (0..SHARDS).map(|_| Shard::default()).collect(),
+            peak: AtomicI64::new(0),
+        }
+    }
+}
+
+fn bump(a: &AtomicU64, n: u64) {
+    a.fetch_add(n, Ordering::Relaxed);
+}
+
 impl Counters {
-    /// `n` records came into existence.
+    fn shard(&self) -> &Shard {
+        &self.shards[shard_index()]
+    }
+
+    fn flight(&self, d: i64) {
+        let s = self.shard();
+        s.flight.fetch_add(d, Ordering::Relaxed);
+        if s.events.fetch_add(1, Ordering::Relaxed) % PEAK_SAMPLE == 0 {
+            self.sample_peak();
+        }
+    }
+
+    fn sample_peak(&self) {
+        let now = self.in_flight();
+        if now > self.peak.load(Ordering::Relaxed) {
+            self.peak.fetch_max(now, Ordering::Relaxed);
+        }
+    }
+
+    fn sum(&self, f: impl Fn(&Shard) -> &AtomicU64) -> u64 {
+        self.shards
+            .iter()
+            .map(|s| f(s).load(Ordering::Relaxed))
+            .sum()
+    }
+
+    /// `n` records came into existence (emitted by a box or a filter).
     pub fn produced(&self, n: usize) {
-        self.created.add(n as u64);
+        bump(&self.shard().created, n as u64);
         self.flight(n as i64);
     }
-    /// `n` records were consumed.
+    /// `n` records were consumed (by a box or a filter).
     pub fn consumed(&self, n: usize) {
-        self.consumed.add(n as u64);
+        bump(&self.shard().consumed, n as u64);
         self.flight(-(n as i64));
     }
     /// `n` records were stored in a synchrocell.
     pub fn stored(&self, n: usize) {
-        self.stored.add(n as u64);
+        bump(&self.shard().stored, n as u64);
         self.flight(-(n as i64));
+    }
+    /// A box was invoked.
+    pub fn box_call(&self) {
+        bump(&self.shard().box_calls, 1);
+    }
+    /// A synchrocell fired.
+    pub fn sync_merge(&self) {
+        bump(&self.shard().sync_merged, 1);
     }
     /// A record entered from the global input.
     pub fn input(&self) {
-        self.records_in.inc();
-        self.flight(1);
+        bump(&self.shard().records_in, 1);
+        self.shard().flight.fetch_add(1, Ordering::Relaxed);
+        self.sample_peak();
     }
     /// A record left to the global output.
     pub fn output(&self) {
-        self.records_out.inc();
+        bump(&self.shard().records_out, 1);
         self.flight(-1);
     }
-    fn flight(&self, d: i64) {
-        let now = self.in_flight.fetch_add(d, Ordering::Relaxed) + d;
-        if d > 0 && now > self.peak.load(Ordering::Relaxed) {
-            self.peak.fetch_max(now, Ordering::Relaxed);
-        }
+    /// Records read from the global input.
+    pub fn records_in(&self) -> u64 {
+        self.sum(|s| &s.records_in)
+    }
+    /// Records written to the global output.
+    pub fn records_out(&self) -> u64 {
+        self.sum(|s| &s.records_out)
+    }
+    /// Box invocations.
+    pub fn box_calls(&self) -> u64 {
+        self.sum(|s| &s.box_calls)
+    }
+    /// Records created by boxes and filters.
+    pub fn created(&self) -> u64 {
+        self.sum(|s| &s.created)
+    }
+    /// Records consumed by boxes and filters.
+    pub fn consumed_total(&self) -> u64 {
+        self.sum(|s| &s.consumed)
+    }
+    /// Records stored in synchrocells.
+    pub fn stored_total(&self) -> u64 {
+        self.sum(|s| &s.stored)
+    }
+    /// Synchrocell merges.
+    pub fn sync_merges(&self) -> u64 {
+        self.sum(|s| &s.sync_merged)
     }
     /// Records currently inside the network (not stored in synchrocells).
     pub fn in_flight(&self) -> i64 {
-        self.in_flight.load(Ordering::Relaxed)
+        self.shards
+            .iter()
+            .map(|s| s.flight.load(Ordering::Relaxed))
+            .sum()
     }
-    /// Peak of [`Counters::in_flight`].
+    /// Peak of [`Counters::in_flight`] (sampled).
     pub fn peak(&self) -> i64 {
-        self.peak.load(Ordering::Relaxed)
+        self.peak.load(Ordering::Relaxed).max(self.in_flight())
     }
 }
 
@@ -195,13 +290,13 @@ impl RunStats {
     pub fn from_counters(engine: &str, c: &Counters, entities: usize) -> RunStats {
         RunStats {
             engine: engine.into(),
-            records_in: c.records_in.get(),
-            records_out: c.records_out.get(),
-            box_calls: c.box_calls.get(),
-            records_created: c.created.get(),
-            records_consumed: c.consumed.get(),
-            records_stored: c.stored.get(),
-            sync_merges: c.sync_merged.get(),
+            records_in: c.records_in(),
+            records_out: c.records_out(),
+            box_calls: c.box_calls(),
+            records_created: c.created(),
+            records_consumed: c.consumed_total(),
+            records_stored: c.stored_total(),
+            sync_merges: c.sync_merges(),
             entities_created: entities as u64,
             peak_in_flight: c.peak().max(0) as u64,
             ..RunStats::default()

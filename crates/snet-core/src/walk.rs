@@ -133,7 +133,7 @@ impl<'a> Walker<'a> {
         let sig = &self.net.boxes[bi];
         let node = self.net.node(leaf.node);
         let f = &self.fns[bi];
-        self.counters.box_calls.inc();
+        self.counters.box_call();
         let had_input = input.is_some();
         box_call::invoke(sig, &node.loc, &**f, input, &ctx, &mut |tok| {
             self.counters.produced(1);
@@ -293,7 +293,7 @@ impl<'a> Walker<'a> {
                                 stack.push(Item::At(Pos::Leave(inst), Token { rec, ctx: tok.ctx }))
                             }
                             Ok(SyncOutcome::Fired(rec)) => {
-                                self.counters.sync_merged.inc();
+                                self.counters.sync_merge();
                                 stack.push(Item::At(Pos::Leave(inst), Token { rec, ctx: tok.ctx }))
                             }
                             Ok(SyncOutcome::Stored) => {

@@ -2,7 +2,7 @@
 //! boxes, and run it on any engine.
 //!
 //! ```no_run
-//! use snet::{Program, BoxInput, BoxOutput, Arg, Value, Record, EngineKind};
+//! use snet::{Program, BoxInput, BoxOutput, Arg, ArgExt, Value, Record, EngineKind};
 //! let mut prog = Program::from_source("dec.snet", "net dec { box dec((A) -> (A) | (B)); } connect dec * {B};")?;
 //! prog.bind("dec", |inp: &BoxInput, out: &mut BoxOutput| {
 //!     let a = inp.int("A").unwrap_or(0);

@@ -4,8 +4,11 @@
 void *keep(void *hnd, c4snet_data_t *data)
 {
     int len = (int)C4SNetArraySize(data);
+    /* Take the second reference before handing the first one over: once emitted,
+       the record may already be consumed (and the object freed) downstream. */
+    c4snet_data_t *copy = C4SNetShallowCopy(data);
     C4SNetOut(hnd, 1, data, len);
-    C4SNetOut(hnd, 2, C4SNetShallowCopy(data));
+    C4SNetOut(hnd, 2, copy);
     return hnd;
 }
 

@@ -1,6 +1,6 @@
 //! The data object itself (unsafe leaf module).
 //!
-//! Invariants: `storage` holds at least `len * ctype.size()` bytes, 16-byte aligned, for
+//! Invariants: the storage (`inline` or `heap`) holds at least `len * ctype.size()` bytes, 16-byte aligned, for
 //! the whole life of the object; it is only written through the pointer returned by
 //! [`Value::data_ptr`] (by box code that owns a reference) or before the object is
 //! shared. Reads through [`Value::bytes`] are therefore racy only if box code mutates a
@@ -112,7 +112,11 @@ struct Object {
     ctype: CType,
     scalar: bool,
     len: usize,
-    storage: UnsafeCell<Box<[u128]>>,
+    /// Element storage of up to 16 bytes (every scalar), inline: a scalar value is one
+    /// allocation.
+    inline: UnsafeCell<u128>,
+    /// Element storage of more than 16 bytes (empty otherwise).
+    heap: Box<[UnsafeCell<u128>]>,
 }
 
 // SAFETY: the storage is plain bytes; concurrent mutation through `data_ptr` is the box
@@ -136,7 +140,12 @@ impl Value {
             ctype,
             scalar,
             len,
-            storage: UnsafeCell::new(vec![0u128; words].into_boxed_slice()),
+            inline: UnsafeCell::new(0),
+            heap: if bytes <= 16 {
+                Box::default()
+            } else {
+                (0..words).map(|_| UnsafeCell::new(0)).collect()
+            },
         }))
     }
 
@@ -201,9 +210,13 @@ impl Value {
 
     /// Pointer to the element storage (`C4SNetGetData`).
     pub fn data_ptr(&self) -> *mut u8 {
-        // SAFETY: taking a raw pointer to the storage does not create a reference that
-        // could alias a concurrent writer.
-        unsafe { (*self.0.storage.get()).as_mut_ptr().cast::<u8>() }
+        // `UnsafeCell<u128>` is `repr(transparent)`: a pointer to the cells is a pointer
+        // to the bytes; no reference to the contents is created.
+        if self.0.heap.is_empty() {
+            self.0.inline.get().cast::<u8>()
+        } else {
+            self.0.heap.as_ptr().cast_mut().cast::<u8>()
+        }
     }
 
     /// The element bytes.
