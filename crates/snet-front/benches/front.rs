@@ -6,6 +6,8 @@
 //! `cargo bench -p snet-front --bench front [-- NAME...]` (NAME filters by prefix, e.g.
 //! `deep`, `synchro`); `RUNS=n` sets the number of runs (default 5); `ENGINES=front1`
 //! (any of `seq,front1,front2`) restricts the engines, e.g. for profiling.
+//! `cargo bench -p snet-front --bench front -- rss N W` prints the peak RSS of
+//! `synchro N` (input generated on the fly) on front with W workers.
 
 use snet_core::{
     Arg, BoxFailure, BoxFn, BoxTable, Emitter, Engine, Label, Net, Record, RecordSink, RunError,
@@ -278,7 +280,77 @@ fn median(mut v: Vec<Duration>) -> Duration {
         .unwrap_or(Duration::from_nanos(1))
 }
 
+/// `synchro N` input generated on the fly (nothing held in memory).
+struct SynchroSource {
+    n: i32,
+    i: i32,
+}
+
+impl snet_core::RecordSource for SynchroSource {
+    fn next_record(&mut self) -> Result<Option<Record>, RunError> {
+        if self.i >= self.n * 10 {
+            return Ok(None);
+        }
+        let (g, j) = (self.i / 10, self.i % 10);
+        self.i += 1;
+        let name = if j < 5 { "A" } else { "B" };
+        Ok(Some(
+            Record::new().with_field(name, Value::int(g * 5 + j % 5)),
+        ))
+    }
+}
+
+fn vm_hwm_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// `front rss N W`: peak RSS of `synchro N` on front with W workers (one run per
+/// process, since the peak is per process).
+fn rss(n: i32, workers: usize) {
+    let c = synchro(1);
+    let mut src = SynchroSource { n, i: 0 };
+    let mut sink = Check {
+        n: 0,
+        bad: 0,
+        f: c.check,
+    };
+    let t = Instant::now();
+    let st = FrontEngine::default()
+        .run(
+            &c.net,
+            &c.boxes,
+            &mut src,
+            &mut sink,
+            &RunOptions { workers },
+        )
+        .unwrap_or_else(|e| panic!("synchro {n}: {e}"));
+    assert_eq!((sink.n, sink.bad), (5 * n as u64, 0));
+    println!(
+        "synchro {n} front -w {workers}: {:.3} s, peak RSS {} MiB, entities {}",
+        t.elapsed().as_secs_f64(),
+        vm_hwm_kib() / 1024,
+        st.entities_created
+    );
+}
+
 fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("rss") {
+        let n = args
+            .get(1)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(1_000_000);
+        let w = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(1);
+        rss(n, w);
+        return;
+    }
     let filters: Vec<String> = std::env::args()
         .skip(1)
         .filter(|a| !a.starts_with('-'))
