@@ -1,19 +1,11 @@
 //! The FRONT engine: shared run state, start-up and shut-down.
 //!
-//! # Termination
-//!
-//! `pending` counts queued jobs plus *units* in progress (a unit is one input record's
-//! walk, or one job taken from a stream, together with the record walk that follows
-//! it). Every increment happens while the incrementing worker's own unit is counted
-//! (or, for input, under the input lock before `input_done` can be set), so `pending`
-//! only reaches zero when no work is left anywhere. Two events can be last: the final
-//! unit ending (`fetch_sub` to 0, then it reads `input_done`) and the input ending
-//! (`input_done` stored, then the reader reads `pending`). Both sides use `SeqCst`, so
-//! at least one of them sees the other and finishes the run (Dekker).
+//! Termination is decided by `termination` (see there).
 
 use crate::entity::Entity;
 use crate::options::FrontOptions;
 use crate::sleep::Sleep;
+use crate::termination::Termination;
 use crate::trace;
 use crate::worker::Worker;
 use crate::worklist::WorkList;
@@ -22,7 +14,7 @@ use snet_core::engine::WorkerStats;
 use snet_core::inst::Inst;
 use snet_core::walk::{Step, Walker};
 use snet_core::{BoxTable, Engine, Net, RecordSink, RecordSource, RunError, RunOptions, RunStats};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -71,10 +63,8 @@ pub(crate) struct Shared<'a> {
     pub(crate) root: Arc<Inst>,
     pub(crate) lists: Vec<WorkList<Arc<Inst>>>,
     pub(crate) input: Mutex<&'a mut dyn RecordSource>,
-    pub(crate) input_done: AtomicBool,
     pub(crate) output: Mutex<&'a mut dyn RecordSink>,
-    pub(crate) pending: AtomicUsize,
-    pub(crate) done: AtomicBool,
+    pub(crate) term: Termination,
     pub(crate) stop: AtomicBool,
     pub(crate) error: Mutex<Option<RunError>>,
     pub(crate) sleep: Sleep,
@@ -98,38 +88,33 @@ impl Shared<'_> {
 
     /// The run is complete: wake everybody so they leave.
     pub(crate) fn finish(&self) {
-        self.done.store(true, Ordering::SeqCst);
         self.sleep.notify_all();
     }
 
     /// True when the workers must leave their loop.
     #[inline]
     pub(crate) fn over(&self) -> bool {
-        self.stop.load(Ordering::Relaxed) || self.done.load(Ordering::Relaxed)
+        self.stop.load(Ordering::Relaxed) || self.term.is_done()
     }
 
     /// A unit of work ends (see the module doc on termination).
     #[inline]
     pub(crate) fn end_unit(&self) {
-        // SeqCst: Dekker with the input reader setting `input_done`.
-        if self.pending.fetch_sub(1, Ordering::SeqCst) == 1
-            && self.input_done.load(Ordering::SeqCst)
-        {
+        if self.term.end_unit() {
             self.finish();
         }
     }
 
     /// True if a worker may read one more input record now.
     pub(crate) fn input_admissible(&self) -> bool {
-        if self.input_done.load(Ordering::Acquire) {
+        if self.term.input_done() {
             return false;
         }
         match self.opts.input_limit {
             None => true,
             Some(l) => {
                 let c = &self.w.counters;
-                l.admits(c.records_in(), c.records_out())
-                    || self.pending.load(Ordering::SeqCst) == 0
+                l.admits(c.records_in(), c.records_out()) || self.term.idle()
             }
         }
     }
@@ -177,10 +162,8 @@ impl Engine for FrontEngine {
             root,
             lists: (0..n).map(|_| WorkList::new()).collect(),
             input: Mutex::new(input),
-            input_done: AtomicBool::new(false),
             output: Mutex::new(output),
-            pending: AtomicUsize::new(0),
-            done: AtomicBool::new(false),
+            term: Termination::new(),
             stop: AtomicBool::new(false),
             error: Mutex::new(None),
             sleep: Sleep::new(n),

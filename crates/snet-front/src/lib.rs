@@ -28,6 +28,7 @@ pub(crate) mod entity;
 mod options;
 pub(crate) mod sleep;
 pub(crate) mod sync;
+pub(crate) mod termination;
 mod trace;
 mod worker;
 pub(crate) mod worklist;

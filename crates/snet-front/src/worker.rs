@@ -85,8 +85,8 @@ impl<'s, 'a> Worker<'s, 'a> {
     pub(crate) fn enqueue(&mut self, leaf: Arc<Inst>, job: Job) {
         let sh = self.sh;
         let s = slot(&leaf, self.depth + 1);
-        // Counted before it becomes visible (see `engine` on termination).
-        sh.pending.fetch_add(1, Ordering::SeqCst);
+        // Counted before it becomes visible (`termination` step 1).
+        sh.term.add();
         s.ent.push(job);
         let key = Key::new(s.depth, Arc::as_ptr(&leaf) as usize);
         sh.lists[self.id].add(key, 1, || leaf);
@@ -218,10 +218,9 @@ impl<'s, 'a> Worker<'s, 'a> {
         let rec = match src.next_record() {
             Ok(Some(rec)) => rec,
             Ok(None) => {
-                // SeqCst: Dekker with `end_unit` (see `engine`).
-                sh.input_done.store(true, Ordering::SeqCst);
+                let finished = sh.term.input_ended();
                 drop(src);
-                if sh.pending.load(Ordering::SeqCst) == 0 {
+                if finished {
                     sh.finish();
                 }
                 return false;
@@ -233,7 +232,7 @@ impl<'s, 'a> Worker<'s, 'a> {
             }
         };
         sh.w.counters.input();
-        sh.pending.fetch_add(1, Ordering::SeqCst);
+        sh.term.add();
         self.depth = 0;
         let root = sh.root.clone();
         let r = sh.w.walk(Pos::Enter(root), Token::new(rec), &mut |st| {
@@ -287,7 +286,7 @@ impl<'s, 'a> Worker<'s, 'a> {
         sh.over()
             || !sh.lists[self.id].is_empty()
             || sh.input_admissible()
-            || (sh.input_done.load(Ordering::SeqCst) && sh.pending.load(Ordering::SeqCst) == 0)
+            || (sh.term.input_done() && sh.term.idle())
             || self.try_steal()
     }
 
@@ -320,7 +319,7 @@ impl<'s, 'a> Worker<'s, 'a> {
             if idle_since.is_none() {
                 idle_since = Some(Instant::now());
             }
-            if sh.input_done.load(Ordering::SeqCst) && sh.pending.load(Ordering::SeqCst) == 0 {
+            if sh.term.check() {
                 sh.finish();
                 break;
             }
