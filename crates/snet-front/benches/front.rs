@@ -384,7 +384,15 @@ fn main() {
         "busy(f2)"
     );
     for (name, make) in &makers {
-        if !filters.is_empty() && !filters.iter().any(|f| name.starts_with(f.as_str())) {
+        let selected = filters.iter().any(|f| {
+            // "deep" selects every deep row, "deep 1000" only that one.
+            if f.contains(' ') {
+                name == f
+            } else {
+                name.starts_with(f.as_str())
+            }
+        });
+        if !filters.is_empty() && !selected {
             continue;
         }
         let c = make();

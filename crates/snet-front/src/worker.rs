@@ -28,6 +28,14 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// Where the job a walk continues with is.
+enum Next {
+    /// In the worker's held slot (the record just walked there).
+    Held,
+    /// Taken from the entity's stream.
+    Job(Job),
+}
+
 /// What a worker hands back at the end of the run.
 #[derive(Debug)]
 pub(crate) struct Report {
@@ -39,8 +47,11 @@ pub(crate) struct Report {
 pub(crate) struct Worker<'s, 'a> {
     id: usize,
     sh: &'s Shared<'a>,
-    /// The last `Step::Box` of the current invocation, not yet delivered.
-    held: Option<(Arc<Inst>, Token)>,
+    /// The destination of the last `Step::Box` of the current invocation, not yet
+    /// delivered, and its record (two fields so the record can stay in place when the
+    /// walk continues with it).
+    held_leaf: Option<Arc<Inst>>,
+    held_tok: Option<Token>,
     /// Depth of the entity being run (0 while walking an input record).
     depth: u32,
     victim: usize,
@@ -53,7 +64,8 @@ impl<'s, 'a> Worker<'s, 'a> {
         Worker {
             id,
             sh,
-            held: None,
+            held_leaf: None,
+            held_tok: None,
             depth: 0,
             victim: id,
             idle: Duration::ZERO,
@@ -72,9 +84,11 @@ impl<'s, 'a> Worker<'s, 'a> {
     fn on_step(&mut self, s: Step) {
         match s {
             Step::Box(leaf, tok) => {
-                if let Some((l, t)) = self.held.replace((leaf, tok)) {
+                if let (Some(l), Some(t)) = (self.held_leaf.take(), self.held_tok.take()) {
                     self.enqueue(l, Job::Data(t));
                 }
+                self.held_leaf = Some(leaf);
+                self.held_tok = Some(tok);
             }
             Step::Init(c) => self.enqueue(c.leaf, Job::Init(c.ctx)),
             Step::Output(tok) => self.output(tok),
@@ -112,40 +126,50 @@ impl<'s, 'a> Worker<'s, 'a> {
     }
 
     /// Delivers the held step after an invocation of `cur` (or an input walk, `None`):
-    /// returns the entity to continue at (owned) and its next job, or pushes the record
-    /// with a licence and returns `None`.
-    fn continue_walk(&mut self, cur: Option<&Arc<Inst>>) -> Option<(Arc<Inst>, Job)> {
-        let (next, tok) = self.held.take()?;
+    /// returns the entity to continue at (owned) and where its next job is, or pushes
+    /// the record with a licence and returns `None`.
+    fn continue_walk(&mut self, cur: Option<&Arc<Inst>>) -> Option<(Arc<Inst>, Next)> {
+        let next = self.held_leaf.take()?;
         let s = slot(&next, self.depth + 1);
-        if cur.is_some_and(|c| Arc::ptr_eq(c, &next)) {
-            // A loop back to the entity we own.
+        let owned = cur.is_some_and(|c| Arc::ptr_eq(c, &next)) // a loop back to itself
+            || self.acquire_for_walk(&s.ent);
+        if owned {
+            if s.ent.is_empty() {
+                // The common case: run the held record next, where it is.
+                return Some((next, Next::Held));
+            }
+            let tok = self.held_tok.take()?;
             let job = s.ent.push_pop(Job::Data(tok));
-            return Some((next, job));
+            return Some((next, Next::Job(job)));
         }
-        // The destination is usually busy only for a moment (another worker running one
-        // invocation just ahead of us): wait a little before falling back to a licence.
-        let mut spins = self.sh.opts.walk_spin;
-        loop {
-            if s.ent.try_acquire() {
-                let job = s.ent.push_pop(Job::Data(tok));
-                return Some((next, job));
-            }
-            if spins == 0 || self.sh.stop.load(Ordering::Relaxed) {
-                break;
-            }
-            spins -= 1;
-            while s.ent.is_owned() && spins > 0 {
-                std::hint::spin_loop();
-                spins -= 1;
-            }
-        }
+        let tok = self.held_tok.take()?;
         self.enqueue(next, Job::Data(tok));
         None
     }
 
+    /// Tries to own a walk destination. It is usually busy only for a moment (another
+    /// worker running one invocation just ahead of us), so wait a little before the
+    /// caller falls back to a licence.
+    fn acquire_for_walk(&self, ent: &crate::entity::Entity<Job>) -> bool {
+        let mut spins = self.sh.opts.walk_spin;
+        loop {
+            if ent.try_acquire() {
+                return true;
+            }
+            if spins == 0 || self.sh.stop.load(Ordering::Relaxed) {
+                return false;
+            }
+            spins -= 1;
+            while ent.is_owned() && spins > 0 {
+                std::hint::spin_loop();
+                spins -= 1;
+            }
+        }
+    }
+
     /// Runs `job` at the owned entity `leaf` and follows the walked records until the
     /// walk cannot continue; ends the unit.
-    fn run_unit(&mut self, mut leaf: Arc<Inst>, mut job: Job) {
+    fn run_unit(&mut self, mut leaf: Arc<Inst>, mut job: Next) {
         let sh = self.sh;
         loop {
             let s = slot(&leaf, 0);
@@ -156,17 +180,26 @@ impl<'s, 'a> Worker<'s, 'a> {
             self.depth = s.depth;
             let start = self.tracer.as_ref().map(Tracer::now);
             let r = match job {
-                Job::Data(tok) => {
+                Next::Held => match self.held_tok.take() {
+                    Some(tok) => {
+                        sh.w.run_box(&leaf, Some(tok.rec), tok.ctx, &mut |st| self.on_step(st))
+                    }
+                    None => unreachable!("Next::Held without a held record"),
+                },
+                Next::Job(Job::Data(tok)) => {
                     sh.w.run_box(&leaf, Some(tok.rec), tok.ctx, &mut |st| self.on_step(st))
                 }
-                Job::Init(ctx) => sh.w.run_box(&leaf, None, ctx, &mut |st| self.on_step(st)),
+                Next::Job(Job::Init(ctx)) => {
+                    sh.w.run_box(&leaf, None, ctx, &mut |st| self.on_step(st))
+                }
             };
             if let (Some(t), Some(start)) = (self.tracer.as_mut(), start) {
                 let name = &sh.w.net.node(leaf.node).name;
                 t.record(EventKind::Box, name, start);
             }
             if let Err(e) = r {
-                self.held = None;
+                self.held_leaf = None;
+                self.held_tok = None;
                 s.ent.release();
                 sh.fail(e);
                 break;
@@ -239,7 +272,8 @@ impl<'s, 'a> Worker<'s, 'a> {
             self.on_step(st)
         });
         if let Err(e) = r {
-            self.held = None;
+            self.held_leaf = None;
+            self.held_tok = None;
             drop(src);
             sh.fail(e);
             sh.end_unit();
@@ -302,7 +336,7 @@ impl<'s, 'a> Worker<'s, 'a> {
             }
             let found = if let Some((leaf, job)) = self.take_local() {
                 self.end_idle(&mut idle_since);
-                self.run_unit(leaf, job);
+                self.run_unit(leaf, Next::Job(job));
                 true
             } else if sh.lists[self.id].is_empty() {
                 self.try_input() || self.try_steal()
