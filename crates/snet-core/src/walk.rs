@@ -212,8 +212,14 @@ impl<'a> Walker<'a> {
             for s in &skipped {
                 *lock(&s.skip) = Some(Arc::downgrade(&cur));
             }
-            if from.is_none() {
-                // Retire the identity prefix: the star now starts at `cur`.
+            // Retire the identity prefix (the star now starts at `cur`) when its stages
+            // are single cells: a record walking through one holds that very stage, so
+            // no walk can find its parent gone. (A composite identity stage could be
+            // dropped under a record walking inside it.)
+            let leaves = skipped
+                .iter()
+                .all(|s| !matches!(s.kind, InstKind::Serial(..)));
+            if from.is_none() && leaves {
                 if let InstKind::Star { first, .. } = &star.kind {
                     let mut g = lock(first);
                     if g.as_ref().is_some_and(|f| Arc::ptr_eq(f, &start)) {
@@ -388,8 +394,15 @@ impl<'a> Walker<'a> {
                 },
                 Pos::Leave(inst) => {
                     let Some(parent) = inst.parent() else {
-                        sink(Step::Output(tok));
-                        continue;
+                        if inst.slot == Slot::Root {
+                            sink(Step::Output(tok));
+                            continue;
+                        }
+                        return Err(self.err(
+                            &inst,
+                            &tok.rec,
+                            "internal error: the enclosing instance is gone",
+                        ));
                     };
                     match (&parent.kind, inst.slot) {
                         (InstKind::Serial(_, b), Slot::Left) => {
