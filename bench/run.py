@@ -170,20 +170,44 @@ def main():
     except (OSError, StopIteration):
         pass
     commit = subprocess.run(['git', '-C', ROOT, 'rev-parse', '--short', 'HEAD'], capture_output=True, text=True).stdout.strip()
-    lines = [
-        '# S-Net benchmarks (bench/run.py)', '',
-        f'Machine: {os.cpu_count()} cores, {cpu}; {platform.system()} {platform.release()}; commit {commit}; '
-        f'median of {a.runs} runs, whole process (parse, XML in, run, XML out to /dev/null), outputs checked first.', '',
-        '| benchmark | engine | workers | median s | speed vs seq | classic best | vs classic |',
-        '|---|---|---|---|---|---|---|',
-    ]
+    # Merge with the rows of earlier runs (keyed by benchmark, engine, workers), so that
+    # runs of different benchmarks build up one table.
+    path = os.path.join(BENCH, 'RESULTS-snet.md')
+    table = {}
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                cells = [c.strip() for c in line.strip().strip('|').split('|')]
+                if len(cells) == 8 and cells[0] not in ('benchmark', '---'):
+                    table[(cells[0], cells[1], cells[2])] = cells
     for name, engine, w, med, ratio in rows:
         cb = CLASSIC_BEST.get(name)
+        when = time.strftime('%Y-%m-%d %H:%M')
+        load = f'{os.getloadavg()[0]:.0f}'
         if med is None:
-            lines.append(f'| {name} | {engine} | {w} | FAILED | | | |')
+            table[(name, engine, str(w))] = [name, engine, str(w), 'FAILED', '', '', '', f'{commit} {when}']
             continue
         vs = f'{cb / med:.1f}x' if cb else ''
-        lines.append(f'| {name} | {engine} | {w} | {med:.3f} | {ratio:.2f} | {cb or ""} | {vs} |')
+        table[(name, engine, str(w))] = [name, engine, str(w), f'{med:.3f}', f'{ratio:.2f}', str(cb or ''), vs,
+                                         f'{commit} {when} load {load}']
+    order = {n: i for i, n in enumerate(['deep0', 'deep100', 'deep1000', 'deep10000', 'synchro100', 'synchro1000',
+                                         'synchro10000', 'fibtree15', 'fibtree20', 'fibtree25', 'pipe', 'fan'])}
+    eorder = {e: i for i, e in enumerate(['seq', 'threads', 'front', 'lpel'])}
+    keys = sorted(table, key=lambda k: (order.get(k[0], 99), eorder.get(k[1], 9), k[2]))
+    lines = [
+        '# S-Net benchmarks (bench/run.py)', '',
+        f'Machine: {os.cpu_count()} cores, {cpu}; {platform.system()} {platform.release()}. '
+        'Whole process (parse, XML in, run, XML out to /dev/null), outputs checked before timing; '
+        f'median of {a.runs} runs (configurations slower than {a.slow:.0f} s: the checked run). '
+        '"speed vs seq" is the ratio to the seq engine in the same run; "classic best" is the best '
+        'classic-runtime figure of BENCHMARKS.md §1. pipe: 10 identity C boxes; fan: 64 tag values, '
+        'a C box spinning 50 us. The last column records commit, time and load average '
+        '(the machine is shared; high load makes wall times and 2-worker figures unreliable).', '',
+        '| benchmark | engine | workers | median s | speed vs seq | classic best | vs classic | run |',
+        '|---|---|---|---|---|---|---|---|',
+    ]
+    for k in keys:
+        lines.append('| ' + ' | '.join(table[k]) + ' |')
     with open(os.path.join(BENCH, 'RESULTS-snet.md'), 'w') as f:
         f.write('\n'.join(lines) + '\n')
     print('\nwritten to bench/RESULTS-snet.md')
