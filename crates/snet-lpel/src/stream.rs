@@ -744,18 +744,28 @@ pub(crate) fn external_meta(name: Option<Arc<str>>, capacity: usize) -> Arc<Stre
     })
 }
 
-/// Accounts one operation on an external stream (see [`external_meta`]): on the
-/// writing side if `write`, else on the reading side. A no-op unless a worker
-/// collects stream activity.
+/// Accounts one operation on an external stream (see [`external_meta`]) that moved
+/// `items` items: on the writing side if `write`, else on the reading side. A no-op
+/// unless a worker collects stream activity.
 #[inline]
 pub(crate) fn account_external(
     meta: &Arc<StreamMeta>,
     write: bool,
-    moved: bool,
+    items: usize,
     woke: bool,
     blocked: bool,
     len: usize,
 ) {
+    if STREAM_MONITORS.load(Relaxed) == 0 {
+        return;
+    }
     let side = if write { Side::Write } else { Side::Read };
-    account(meta, side, moved, woke, blocked, len)
+    account_slow(meta, side, items > 0, woke, blocked, len);
+    if items > 1 {
+        let a = match side {
+            Side::Write => &meta.prod,
+            Side::Read => &meta.cons,
+        };
+        a.count.fetch_add(items as u64 - 1, Relaxed);
+    }
 }

@@ -114,10 +114,10 @@ fn back_pressure_bounds_the_records_in_flight() {
         let (out, stats) = run_lpel(&p, cap(4), workers, input.clone()).unwrap();
         let got: Vec<i32> = out.iter().map(|r| tag(r, "x").unwrap()).collect();
         assert_eq!(got, (0..3000).collect::<Vec<_>>(), "a pipeline keeps order");
-        // Two inboxes of 4; per box its input and an output waiting for room; the
-        // reader's record waiting for room.
+        // Per box: 4 queued, a batch of at most 4 taken (one of them running), an
+        // output waiting for room; the reader's record waiting for room.
         assert!(
-            stats.peak_in_flight <= 2 * 4 + 6,
+            stats.peak_in_flight <= 2 * (4 + 4 + 1) + 1,
             "peak in flight {} with capacity 4",
             stats.peak_in_flight
         );

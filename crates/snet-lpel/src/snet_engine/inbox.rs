@@ -17,9 +17,14 @@
 //! # Producers
 //!
 //! A blocking push into an inbox holding `capacity` jobs registers the producer and
-//! blocks it. Every pop that leaves fewer than `capacity` jobs wakes the oldest
-//! registered producer, which retries. A registered producer is therefore woken by a
-//! later pop: the inbox is full, so its consumer is `Active` and keeps popping.
+//! blocks it. The consumer takes jobs in batches (one lock per batch) into its
+//! task-local hand; every take wakes as many registered producers (oldest first) as
+//! the queue has room for, and they retry. A registered producer is therefore woken
+//! by a later take: when it registered the queue was full, so its consumer is
+//! `Active` and keeps taking; a take that empties the queue has room for at least one
+//! producer, whose retried push makes the queue non-empty again (or, if the run is
+//! stopping, pushes without blocking). A box instance thus holds at most `capacity`
+//! queued jobs plus the batch in its task's hand.
 
 use super::park::{block, Waiter};
 use crate::stream::{account_external, external_meta, StreamMeta};
@@ -67,13 +72,13 @@ pub(crate) enum After {
     Wake(Waiter),
 }
 
-/// What a consumer got from [`Inbox::pop_or_park`].
+/// What a consumer got from [`Inbox::take`].
 #[derive(Debug)]
-pub(crate) enum Pop {
-    /// A job to run.
-    Job(Job),
+pub(crate) enum Take {
+    /// Jobs were moved into the consumer's hand.
+    Jobs,
     /// The inbox is empty and the consumer registered as parked with this park
-    /// number: it must call [`Inbox::note_parked`]'s caller protocol, then [`park`].
+    /// number: it must block with [`Inbox::park`] (after noting the park).
     Parked(u64),
     /// This consumer is no longer the inbox's current incarnation: end the task.
     Retired,
@@ -116,7 +121,7 @@ impl Inbox {
             g.producers.push_back(Waiter::current());
             let len = g.queue.len();
             drop(g);
-            account_external(&self.meta, true, false, false, true, len);
+            account_external(&self.meta, true, 0, false, true, len);
             block(TaskState::BlockedOut, &self.meta);
             blocked = true;
             g = self.lock();
@@ -133,34 +138,40 @@ impl Inbox {
         };
         drop(g);
         let woke = matches!(after, After::Wake(_));
-        account_external(&self.meta, true, true, woke, blocked, len);
+        account_external(&self.meta, true, 1, woke, blocked, len);
         after
     }
 
-    /// The consumer of incarnation `inc` takes the next job; if there is none it
-    /// registers as parked (unless `finishing`, when it retires).
-    pub(crate) fn pop_or_park(&self, inc: u64, finishing: bool) -> Pop {
+    /// The consumer of incarnation `inc` moves up to `max` queued jobs into `hand`;
+    /// if there are none it registers as parked (unless `finishing`, when it
+    /// retires). One lock per batch; the freed room wakes that many blocked
+    /// producers.
+    pub(crate) fn take(
+        &self,
+        inc: u64,
+        finishing: bool,
+        max: usize,
+        hand: &mut VecDeque<Job>,
+    ) -> Take {
         let mut g = self.lock();
         if g.inc != inc || !matches!(g.consumer, Consumer::Active) {
-            return Pop::Retired;
+            return Take::Retired;
         }
-        if let Some(job) = g.queue.pop_front() {
+        let n = g.queue.len().min(max.max(1));
+        if n > 0 {
+            hand.extend(g.queue.drain(..n));
             let len = g.queue.len();
-            let wake = if len < self.capacity {
-                g.producers.pop_front()
-            } else {
-                None
-            };
+            let woken = self.wake_for_room(&mut g, len);
             drop(g);
-            account_external(&self.meta, false, true, wake.is_some(), false, len);
-            if let Some(w) = wake {
+            account_external(&self.meta, false, n, !woken.is_empty(), false, len);
+            for w in woken {
                 w.wake();
             }
-            return Pop::Job(job);
+            return Take::Jobs;
         }
         if finishing {
             g.consumer = Consumer::Absent;
-            return Pop::Retired;
+            return Take::Retired;
         }
         // An idle inbox keeps no buffer: deep replication creates many instances that
         // are busy only for a while.
@@ -171,9 +182,24 @@ impl Inbox {
             waiter: Waiter::current(),
             gen,
         };
+        let woken = self.wake_for_room(&mut g, 0);
         drop(g);
-        account_external(&self.meta, false, false, false, true, 0);
-        Pop::Parked(gen)
+        account_external(&self.meta, false, 0, !woken.is_empty(), true, 0);
+        for w in woken {
+            w.wake();
+        }
+        Take::Parked(gen)
+    }
+
+    /// Takes out as many blocked producers as there is room for with `len` jobs
+    /// queued (they retry their push after being woken).
+    fn wake_for_room(&self, g: &mut Inner, len: usize) -> Vec<Waiter> {
+        let k = self.capacity.saturating_sub(len).min(g.producers.len());
+        if k == 0 {
+            Vec::new()
+        } else {
+            g.producers.drain(..k).collect()
+        }
     }
 
     /// Evicts the consumer if it is still parked with park number `gen`: marks the
@@ -202,8 +228,7 @@ impl Inbox {
 }
 
 impl Inbox {
-    /// Blocks the calling consumer task after [`Inbox::pop_or_park`] returned
-    /// `Parked`.
+    /// Blocks the calling consumer task after [`Inbox::take`] returned `Parked`.
     pub(crate) fn park(&self) {
         block(TaskState::BlockedIn, &self.meta);
     }

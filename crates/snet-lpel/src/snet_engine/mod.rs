@@ -14,6 +14,8 @@
 //!   per-producer streams read with `poll` would reorder them).
 //! * The first job queued into an inbox spawns the instance's task (a repeat task,
 //!   one activation per job, so the placement scheduler may migrate it between jobs).
+//!   The task takes jobs from its inbox in batches of up to [`LpelConfig::batch`]
+//!   (one lock per batch) and runs them in order.
 //!   A task with an empty inbox parks (blocked, state `Bi`); the next producer wakes
 //!   it. Parked tasks keep their stacks, so at most [`LpelConfig::max_parked`] stay
 //!   parked: beyond that the longest-parked one is evicted (it ends and frees its
@@ -25,8 +27,8 @@
 //!
 //! # Bounded inboxes without artificial deadlock
 //!
-//! A push into an inbox holding `stream_capacity` jobs blocks the pushing task (or
-//! the reader thread) — except when the writer and the target box lie in the body of
+//! A push into an inbox holding `stream_capacity` queued jobs blocks the pushing task
+//! (or the reader thread) — except when the writer and the target box lie in the body of
 //! a common feedback instance (`\`). Then the push never blocks (the inbox may exceed
 //! its capacity). The rule is decided per push by comparing the *outermost* feedback
 //! instance enclosing the writer with the one enclosing the target: two boxes share
@@ -45,8 +47,9 @@
 //! on the cycle shares that feedback, and none of the pushes along the cycle blocks.
 //! Contradiction. Star stages (`*`) and split replicas (`!`) form no cycles.
 //! The reader is nobody's downstream, so its pushes always block: input is admitted
-//! only when there is room (back pressure up to the reader). Everything outside
-//! feedback loops is bounded by `stream_capacity` per inbox.
+//! only when there is room (back pressure up to the reader). Outside feedback loops
+//! a box instance holds at most `stream_capacity` queued jobs plus the batch its task
+//! took.
 //!
 //! The engine checks the claim at run time: if the runtime ever goes quiescent with a
 //! producer blocked, the run fails with an "internal deadlock" error instead of
@@ -68,7 +71,7 @@ use crate::config::{
 };
 use crate::runtime::{Quiescence, Runtime};
 use crate::task::{Activation, TaskSpec, TaskState};
-use inbox::{After, Inbox, Job, Pop};
+use inbox::{After, Inbox, Job, Take};
 use snet_core::det::Token;
 use snet_core::engine::{Engine, RecordSink, RecordSource, RunOptions, RunStats};
 use snet_core::inst::Inst;
@@ -89,6 +92,9 @@ pub struct LpelConfig {
     pub runtime: Config,
     /// Jobs an inbox holds before pushes outside feedback loops block (at least 1).
     pub stream_capacity: usize,
+    /// Jobs a box task takes from its inbox under one lock (at most the capacity; a
+    /// box instance holds at most `stream_capacity` queued jobs plus this batch).
+    pub batch: usize,
     /// At most this many idle (parked) box tasks keep their stacks.
     pub max_parked: usize,
     /// Write a Chrome/Perfetto trace-event JSON of the run here.
@@ -100,6 +106,7 @@ impl Default for LpelConfig {
         LpelConfig {
             runtime: Config::default(),
             stream_capacity: 64,
+            batch: 16,
             max_parked: 512,
             trace_file: None,
         }
@@ -259,6 +266,8 @@ struct Run<'a> {
     walker: Walker<'a>,
     output: Mutex<&'a mut dyn RecordSink>,
     capacity: usize,
+    /// Jobs a task takes from its inbox at a time.
+    batch: usize,
     max_parked: isize,
     /// Box names by box index (task names).
     names: Vec<Arc<str>>,
@@ -444,7 +453,13 @@ fn spawn_box(
     here: Here<'_>,
 ) {
     let spec = TaskSpec::boxed(st.name.clone());
-    let mut task = BoxTask { run, leaf, st, inc };
+    let mut task = BoxTask {
+        run,
+        leaf,
+        st,
+        inc,
+        hand: VecDeque::new(),
+    };
     let body = move || task.activate();
     match here {
         Here::Reader(rt) => {
@@ -462,20 +477,28 @@ struct BoxTask {
     leaf: Arc<Inst>,
     st: Arc<BoxState>,
     inc: u64,
+    /// Jobs taken from the inbox, run one per activation.
+    hand: VecDeque<Job>,
 }
 
 impl BoxTask {
-    /// One activation: run one job (parking while the inbox is empty).
+    /// One activation: run one job (taking a batch from the inbox, or parking while
+    /// it is empty, when the hand is empty).
     fn activate(&mut self) -> Activation {
         loop {
+            if let Some(job) = self.hand.pop_front() {
+                self.run_job(job);
+                return Activation::Again;
+            }
             let finishing = self.run.finishing.load(Ordering::Acquire);
-            match self.st.inbox.pop_or_park(self.inc, finishing) {
-                Pop::Job(job) => {
-                    self.run_job(job);
-                    return Activation::Again;
-                }
-                Pop::Retired => return Activation::Done,
-                Pop::Parked(gen) => {
+            match self
+                .st
+                .inbox
+                .take(self.inc, finishing, self.run.batch, &mut self.hand)
+            {
+                Take::Jobs => {}
+                Take::Retired => return Activation::Done,
+                Take::Parked(gen) => {
                     self.run.note_parked(&self.st, gen);
                     self.st.inbox.park();
                 }
@@ -565,6 +588,10 @@ impl Engine for LpelEngine {
             walker: Walker::new(net, boxes)?,
             output: Mutex::new(output),
             capacity: self.config.stream_capacity.max(1),
+            batch: self
+                .config
+                .batch
+                .clamp(1, self.config.stream_capacity.max(1)),
             max_parked: self.config.max_parked as isize,
             names: net
                 .boxes
