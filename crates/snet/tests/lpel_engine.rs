@@ -143,9 +143,10 @@ fn a_star_of_depth_100000_with_a_box_runs_on_small_task_stacks() {
     )
     .unwrap();
     p.bind("dec", dec_box).unwrap();
-    for (workers, max_parked) in [(1, 512), (2, 8)] {
+    for (workers, max_parked, blocks) in [(1, 512, None), (2, 8, None), (2, 64, Some(16))] {
         let cfg = LpelConfig {
             max_parked,
+            blocks,
             ..LpelConfig::default()
         };
         let (out, stats) =

@@ -80,7 +80,7 @@ use snet_core::{BoxTable, Net, NodeKind, Record, RunError};
 use std::collections::VecDeque;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicIsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 
@@ -97,6 +97,10 @@ pub struct LpelConfig {
     pub batch: usize,
     /// At most this many idle (parked) box tasks keep their stacks.
     pub max_parked: usize,
+    /// Block assignment (`--assign blocks:B`): the k-th box instance's task goes to
+    /// worker `(k / B) mod workers`, so that neighbouring instances (consecutive star
+    /// stages) share a worker; `None` leaves assignment to the layer's policy.
+    pub blocks: Option<usize>,
     /// Write a Chrome/Perfetto trace-event JSON of the run here.
     pub trace_file: Option<PathBuf>,
 }
@@ -108,6 +112,7 @@ impl Default for LpelConfig {
             stream_capacity: 64,
             batch: 16,
             max_parked: 512,
+            blocks: None,
             trace_file: None,
         }
     }
@@ -127,7 +132,7 @@ pub struct CliOptions {
     pub placement: Option<String>,
     /// `--trace FILE.json`.
     pub trace: Option<PathBuf>,
-    /// `--assign POLICY`: `round-robin` or `balanced`.
+    /// `--assign POLICY`: `round-robin`, `balanced` or `blocks[:B]`.
     pub assign: Option<String>,
     /// `--sched POLICY`: `fifo` or `priority`.
     pub sched: Option<String>,
@@ -204,15 +209,26 @@ impl LpelConfig {
             });
         }
         if let Some(a) = &o.assign {
-            c.runtime.assignment = match a.as_str() {
-                "round-robin" | "rr" => Assignment::RoundRobin,
-                "balanced" => Assignment::Balanced,
-                _ => {
-                    return Err(format!(
-                        "unknown assignment policy `{a}` (expected round-robin or balanced)"
-                    ))
+            match a.split_once(':') {
+                Some(("blocks", b)) => {
+                    c.blocks = Some(
+                        b.parse::<usize>()
+                            .ok()
+                            .filter(|b| *b > 0)
+                            .ok_or_else(|| format!("bad --assign argument `{a}`"))?,
+                    )
                 }
-            };
+                _ => match a.as_str() {
+                    "round-robin" | "rr" => c.runtime.assignment = Assignment::RoundRobin,
+                    "balanced" => c.runtime.assignment = Assignment::Balanced,
+                    "blocks" => c.blocks = Some(16),
+                    _ => {
+                        return Err(format!(
+                            "unknown assignment policy `{a}` (expected round-robin, balanced or blocks[:B])"
+                        ))
+                    }
+                },
+            }
         }
         if let Some(s) = &o.sched {
             c.runtime.scheduling = match s.as_str() {
@@ -259,6 +275,9 @@ struct BoxState {
     _fb_keep: Option<Weak<Inst>>,
     /// Task name (the box name).
     name: Arc<str>,
+    /// The worker the instance's task last ran on (`usize::MAX`: none yet); a new
+    /// task for the instance (after eviction) starts there.
+    worker: AtomicUsize,
 }
 
 /// The state of one run, shared by the reader and every task.
@@ -268,6 +287,11 @@ struct Run<'a> {
     capacity: usize,
     /// Jobs a task takes from its inbox at a time.
     batch: usize,
+    /// Block assignment: the k-th new box instance goes to worker `(k / b) % workers`.
+    blocks: Option<usize>,
+    /// Box instances given a worker by block assignment so far.
+    spawned: AtomicUsize,
+    workers: usize,
     max_parked: isize,
     /// Box names by box index (task names).
     names: Vec<Arc<str>>,
@@ -337,6 +361,7 @@ impl Run<'_> {
             fb: outer.as_ref().map_or(0, |p| Arc::as_ptr(p) as usize),
             _fb_keep: outer.as_ref().map(Arc::downgrade),
             name,
+            worker: AtomicUsize::new(usize::MAX),
         }
     }
 
@@ -452,7 +477,14 @@ fn spawn_box(
     inc: u64,
     here: Here<'_>,
 ) {
-    let spec = TaskSpec::boxed(st.name.clone());
+    let mut spec = TaskSpec::boxed(st.name.clone());
+    let last = st.worker.load(Ordering::Relaxed);
+    if last != usize::MAX {
+        spec = spec.on_worker(last);
+    } else if let Some(b) = run.blocks {
+        let k = run.spawned.fetch_add(1, Ordering::Relaxed);
+        spec = spec.on_worker((k / b) % run.workers);
+    }
     let mut task = BoxTask {
         run,
         leaf,
@@ -496,7 +528,11 @@ impl BoxTask {
                 .inbox
                 .take(self.inc, finishing, self.run.batch, &mut self.hand)
             {
-                Take::Jobs => {}
+                Take::Jobs => {
+                    if let Some(w) = crate::runtime::current_worker() {
+                        self.st.worker.store(w, Ordering::Relaxed);
+                    }
+                }
                 Take::Retired => return Activation::Done,
                 Take::Parked(gen) => {
                     self.run.note_parked(&self.st, gen);
@@ -592,6 +628,9 @@ impl Engine for LpelEngine {
                 .config
                 .batch
                 .clamp(1, self.config.stream_capacity.max(1)),
+            blocks: self.config.blocks.map(|b| b.max(1)),
+            spawned: AtomicUsize::new(0),
+            workers: opts.workers.max(1),
             max_parked: self.config.max_parked as isize,
             names: net
                 .boxes

@@ -75,7 +75,7 @@ pub(crate) struct LpelArgs {
     /// lpel engine: write a Chrome/Perfetto trace-event JSON of the run.
     #[arg(long, value_name = "FILE.json")]
     pub(crate) trace: Option<PathBuf>,
-    /// lpel engine: task assignment, round-robin or balanced.
+    /// lpel engine: task assignment, round-robin, balanced or blocks[:B].
     #[arg(long, value_name = "POLICY")]
     pub(crate) assign: Option<String>,
     /// lpel engine: ready-queue scheduling, fifo or priority.
