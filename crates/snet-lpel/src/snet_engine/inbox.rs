@@ -159,7 +159,12 @@ impl Inbox {
         }
         let n = g.queue.len().min(max.max(1));
         if n > 0 {
-            hand.extend(g.queue.drain(..n));
+            if n == g.queue.len() && hand.is_empty() {
+                // The whole queue: exchange buffers instead of moving jobs.
+                std::mem::swap(&mut g.queue, hand);
+            } else {
+                hand.extend(g.queue.drain(..n));
+            }
             let len = g.queue.len();
             let woken = self.wake_for_room(&mut g, len);
             drop(g);

@@ -110,7 +110,7 @@ impl Default for LpelConfig {
         LpelConfig {
             runtime: Config::default(),
             stream_capacity: 64,
-            batch: 16,
+            batch: 64,
             max_parked: 512,
             blocks: None,
             trace_file: None,
