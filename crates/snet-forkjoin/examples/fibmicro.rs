@@ -24,10 +24,12 @@ fn main() {
         Some("sym") => snet_forkjoin::BarrierMode::Symmetric,
         _ => snet_forkjoin::BarrierMode::Asymmetric,
     };
+    let limit: usize = std::env::args().nth(3).map_or(4, |s| s.parse().unwrap());
     let pool = |n| {
         snet_forkjoin::Pool::builder()
             .threads(n)
             .barrier(mode)
+            .publish_limit(limit)
             .build()
             .unwrap()
     };
@@ -46,9 +48,10 @@ fn main() {
     }
     let joins = (fib_s(n + 1) - 1) as f64;
     println!(
-        "{mode:?} fib({n}) min of {runs}: Ts {ts:.4} T1 {t1:.4} T2 {t2:.4}  T1/Ts {:.2} T2/T1 {:.2}  join overhead {:.2} ns",
+        "{mode:?} limit {limit} fib({n}) min of {runs}: Ts {ts:.4} T1 {t1:.4} T2 {t2:.4}  T1/Ts {:.2} T2/T1 {:.2}  join overhead {:.2} ns",
         t1 / ts,
         t2 / t1,
         (t1 - ts) / joins * 1e9
     );
+    println!("T2 pool stats: {:?}", pool2.stats());
 }
