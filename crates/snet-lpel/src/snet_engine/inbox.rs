@@ -238,3 +238,148 @@ impl Inbox {
         block(TaskState::BlockedIn, &self.meta);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! The inbox protocol under real interleavings: several producer tasks (on two
+    //! workers) and the reader thread push into one tiny inbox while its consumer
+    //! takes, parks, is woken and evicted. Every job must arrive exactly once, in
+    //! each producer's order, and nobody may stay blocked.
+
+    use super::*;
+    use crate::{Activation, Config, Quiescence, Runtime, TaskSpec};
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+    const PRODUCERS: i32 = 3;
+    const JOBS: i32 = 3000;
+
+    fn job(p: i32, i: i32) -> Job {
+        Job {
+            rec: Some(Record::new().with_tag("p", p).with_tag("i", i)),
+            ctx: None,
+        }
+    }
+
+    struct Shared {
+        inbox: Inbox,
+        next: Vec<AtomicUsize>,
+        received: AtomicUsize,
+        evictions: AtomicUsize,
+        failed: AtomicBool,
+        batch: usize,
+    }
+
+    fn after(sh: &'static Shared, rt: Option<&Runtime>, a: After) {
+        match a {
+            After::Nothing => {}
+            After::Wake(w) => w.wake(),
+            After::Spawn(inc) => {
+                let mut hand: VecDeque<Job> = VecDeque::new();
+                let mut body = move || loop {
+                    if let Some(j) = hand.pop_front() {
+                        let r = j.rec.expect("data job");
+                        let (p, i) = (
+                            r.tag(snet_core::Label::tag("p")),
+                            r.tag(snet_core::Label::tag("i")),
+                        );
+                        let (Some(p), Some(i)) = (p, i) else {
+                            sh.failed.store(true, Ordering::SeqCst);
+                            return Activation::Done;
+                        };
+                        let want = sh.next[p as usize].fetch_add(1, Ordering::SeqCst);
+                        if want != i as usize {
+                            sh.failed.store(true, Ordering::SeqCst);
+                        }
+                        sh.received.fetch_add(1, Ordering::SeqCst);
+                        return Activation::Again;
+                    }
+                    match sh.inbox.take(inc, false, sh.batch, &mut hand) {
+                        Take::Jobs => {}
+                        Take::Retired => return Activation::Done,
+                        Take::Parked(_) => sh.inbox.park(),
+                    }
+                };
+                let spec = TaskSpec::boxed("consumer");
+                match rt {
+                    Some(rt) => {
+                        rt.spawn_repeat(spec, move || body());
+                    }
+                    None => {
+                        crate::spawn_repeat(spec, move || body());
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn producers_and_reader_against_one_tiny_inbox() {
+        let mut evictions = 0;
+        for (capacity, batch) in [(1, 1), (2, 2), (3, 1)] {
+            let sh: &'static Shared = Box::leak(Box::new(Shared {
+                inbox: Inbox::new(capacity, Arc::from("test")),
+                next: (0..=PRODUCERS).map(|_| AtomicUsize::new(0)).collect(),
+                received: AtomicUsize::new(0),
+                evictions: AtomicUsize::new(0),
+                failed: AtomicBool::new(false),
+                batch,
+            }));
+            let rt = Runtime::start(Config::with_workers(2)).unwrap();
+            for p in 0..PRODUCERS {
+                rt.spawn(TaskSpec::new("producer"), move || {
+                    for i in 0..JOBS {
+                        if i % 7 == 0 {
+                            // Let the consumer drain and park now and then.
+                            crate::yield_now();
+                        }
+                        let a = sh.inbox.push(job(p, i), &|| true);
+                        after(sh, None, a);
+                    }
+                });
+            }
+            // An evictor: evicts the consumer whenever it finds it parked (possibly
+            // before it has blocked, from another worker); the next push spawns a new
+            // incarnation.
+            rt.spawn(TaskSpec::new("evictor"), move || {
+                let total = ((PRODUCERS + 1) * JOBS) as usize;
+                while sh.received.load(Ordering::SeqCst) < total {
+                    let gen = sh.inbox.lock().gen;
+                    if let Some(w) = sh.inbox.evict(gen) {
+                        sh.evictions.fetch_add(1, Ordering::SeqCst);
+                        w.wake();
+                    }
+                    crate::yield_now();
+                }
+            });
+            // The reader thread is producer number PRODUCERS (blocks as a thread).
+            for i in 0..JOBS {
+                let a = sh.inbox.push(job(PRODUCERS, i), &|| true);
+                after(sh, Some(&rt), a);
+            }
+            // Quiescent: the consumer is parked with an empty inbox.
+            match rt.wait() {
+                Quiescence::Deadlock(b) => assert!(
+                    b.iter()
+                        .all(|t| t.state == crate::TaskState::BlockedIn && t.name == "consumer"),
+                    "only a parked consumer may remain: {b:?}"
+                ),
+                Quiescence::Finished => {}
+            }
+            assert_eq!(
+                sh.received.load(Ordering::SeqCst),
+                ((PRODUCERS + 1) * JOBS) as usize,
+                "capacity {capacity}"
+            );
+            assert!(!sh.failed.load(Ordering::SeqCst), "per-producer order");
+            // Evict the parked consumer for good: the runtime then finishes.
+            let gen = sh.inbox.lock().gen;
+            if let Some(w) = sh.inbox.evict(gen) {
+                w.wake();
+            }
+            assert_eq!(rt.wait(), Quiescence::Finished);
+            rt.shutdown();
+            evictions += sh.evictions.load(Ordering::SeqCst);
+        }
+        assert!(evictions > 0, "the consumer was never evicted while parked");
+    }
+}
