@@ -275,7 +275,7 @@ mod tests {
             After::Wake(w) => w.wake(),
             After::Spawn(inc) => {
                 let mut hand: VecDeque<Job> = VecDeque::new();
-                let mut body = move || loop {
+                let body = move || loop {
                     if let Some(j) = hand.pop_front() {
                         let r = j.rec.expect("data job");
                         let (p, i) = (
@@ -302,10 +302,10 @@ mod tests {
                 let spec = TaskSpec::boxed("consumer");
                 match rt {
                     Some(rt) => {
-                        rt.spawn_repeat(spec, move || body());
+                        rt.spawn_repeat(spec, body);
                     }
                     None => {
-                        crate::spawn_repeat(spec, move || body());
+                        crate::spawn_repeat(spec, body);
                     }
                 }
             }
