@@ -96,6 +96,14 @@
 //!
 //! The price is that a ready fiber waits until its own worker is between jobs; the
 //! last finisher's wake-up goes through the owner's mailbox (one CAS).
+//!
+//! # Limits
+//!
+//! * A job that blocks its thread (a lock, a channel, [`Pool::install`] into *another*
+//!   pool) blocks its worker; only waiting at a `join`/`scope` end parks a fiber.
+//! * Task stacks have a fixed size ([`PoolBuilder::stack_size`], default 256 KiB) and
+//!   a guard page: overflowing one kills the process with `SIGSEGV` (no message).
+//! * Off a pool everything runs sequentially; there is no implicit global pool.
 
 #![cfg_attr(
     loom,
