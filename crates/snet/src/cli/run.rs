@@ -31,9 +31,14 @@ pub(crate) struct RunArgs {
     /// Write output records to FILE instead of standard output.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub(crate) output: Option<PathBuf>,
-    /// Engine.
-    #[arg(long, default_value = "seq")]
+    /// Engine: front (work stealing, the default), lpel (user-level tasks, bounded
+    /// streams), threads (one OS thread per box instance) or seq (the reference).
+    #[arg(long, default_value = "front")]
     pub(crate) engine: String,
+    /// front engine: input control, admit input only while `input <= A + B*output`,
+    /// written "A + B*output" (or "A,B").
+    #[arg(long, value_name = "BOUND")]
+    pub(crate) input_limit: Option<String>,
     /// Worker threads (default: number of cores).
     #[arg(short = 'w', long = "workers")]
     pub(crate) workers: Option<usize>,
@@ -72,7 +77,7 @@ pub(crate) struct LpelArgs {
     /// lpel engine: task placement/migration, random[:P] or waiting-time[:WINDOW].
     #[arg(long, value_name = "STRATEGY")]
     pub(crate) placement: Option<String>,
-    /// lpel engine: write a Chrome/Perfetto trace-event JSON of the run.
+    /// lpel and front engines: write a Chrome/Perfetto trace-event JSON of the run.
     #[arg(long, value_name = "FILE.json")]
     pub(crate) trace: Option<PathBuf>,
     /// lpel engine: task assignment, round-robin, balanced or blocks[:B].
@@ -171,6 +176,24 @@ pub(crate) fn run(args: RunArgs) -> ExitCode {
                     .map_err(snet::Error::Run),
                 Err(e) => return fail(e),
             }
+        }
+        EngineKind::Front => {
+            let input_limit = match args.input_limit.as_deref().map(str::parse) {
+                None => None,
+                Some(Ok(l)) => Some(l),
+                Some(Err(e)) => {
+                    eprintln!("error: --input-limit: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            let fo = snet_front::FrontOptions {
+                input_limit,
+                trace: args.lpel.trace.clone(),
+                ..Default::default()
+            };
+            snet_front::FrontEngine::new(fo)
+                .run(prog.net(), prog.boxes(), &mut source, &mut sink, &opts)
+                .map_err(snet::Error::Run)
         }
         _ => prog.run(engine, &mut source, &mut sink, &opts),
     };
