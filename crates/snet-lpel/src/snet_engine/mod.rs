@@ -8,10 +8,10 @@
 //!
 //! # Entities and tasks
 //!
-//! * Every box instance (initialisers included) has an [`inbox`]: one FIFO shared by
-//!   every producer (records from several producer tasks, e.g. successive drainers of
-//!   a deterministic collector, keep the order in which the walks delivered them;
-//!   per-producer streams read with `poll` would reorder them).
+//! * Every box instance (initialisers included) has an inbox (module `inbox`): one
+//!   FIFO shared by every producer (records from several producer tasks, e.g.
+//!   successive drainers of a deterministic collector, keep the order in which the
+//!   walks delivered them; per-producer streams read with `poll` would reorder them).
 //! * The first job queued into an inbox spawns the instance's task (a repeat task,
 //!   one activation per job, so the placement scheduler may migrate it between jobs).
 //!   The task takes jobs from its inbox in batches of up to [`LpelConfig::batch`]
@@ -62,6 +62,15 @@
 //! The engine evicts them all and waits for the runtime to finish. The first
 //! [`RunError`] stops the run: the reader stops reading, tasks drop their jobs, and
 //! the error is returned.
+//!
+//! # Knobs
+//!
+//! [`LpelConfig`] (CLI: `--stream-capacity`, `--assign round-robin|balanced|blocks[:B]`,
+//! `--sched fifo|priority`, `--placement random[:P]|waiting-time[:W]`, `--monitor
+//! a|b|c|d`, `--monitor-dir`, `--trace FILE.json`). Inboxes appear in monitoring logs
+//! and traces as streams (reads by the box task, writes by whoever walked a record
+//! there). `SNET_LPEL_DEBUG=1` prints the task, dispatch and migration counts of a run
+//! to standard error.
 
 mod inbox;
 mod park;
