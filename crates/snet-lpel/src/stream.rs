@@ -733,6 +733,7 @@ pub fn poll_from(set: &[&dyn Pollable], start: usize) -> usize {
 /// Identity and monitoring accounting for a stream implemented outside this module
 /// (the S-Net engine's multi-producer inboxes, `snet_engine::inbox`), so that its
 /// activity appears in monitoring logs, traces and deadlock reports like a stream's.
+#[cfg(not(loom))]
 pub(crate) fn external_meta(name: Option<Arc<str>>, capacity: usize) -> Arc<StreamMeta> {
     Arc::new(StreamMeta {
         id: NEXT_STREAM.fetch_add(1, Relaxed),
@@ -747,6 +748,7 @@ pub(crate) fn external_meta(name: Option<Arc<str>>, capacity: usize) -> Arc<Stre
 /// Accounts one operation on an external stream (see [`external_meta`]) that moved
 /// `items` items: on the writing side if `write`, else on the reading side. A no-op
 /// unless a worker collects stream activity.
+#[cfg(not(loom))]
 #[inline]
 pub(crate) fn account_external(
     meta: &Arc<StreamMeta>,
