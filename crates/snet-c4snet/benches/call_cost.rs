@@ -36,29 +36,32 @@ void *make(void *hnd, c4snet_data_t *x, int t)
 struct Sink(u64);
 
 impl Emitter for Sink {
-    fn emit(&mut self, variant: usize, values: Vec<Arg>) -> Result<(), BoxFailure> {
+    fn emit(&mut self, variant: usize, values: snet_core::Args) -> Result<(), BoxFailure> {
         self.0 += variant as u64 + values.len() as u64;
         drop(black_box(values));
         Ok(())
     }
 }
 
-fn rust_pass(args: Vec<Arg>, out: &mut dyn Emitter) -> Result<(), BoxFailure> {
+fn rust_pass(args: snet_core::Args, out: &mut dyn Emitter) -> Result<(), BoxFailure> {
     let mut it = args.into_iter();
     let (Some(x), Some(Arg::Tag(t))) = (it.next(), it.next()) else {
         return Err(BoxFailure("bad args".into()));
     };
-    out.emit(1, vec![x, Arg::Tag(t + 1)])
+    out.emit(1, snet_core::args![x, Arg::Tag(t + 1)])
 }
 
-fn rust_make(args: Vec<Arg>, out: &mut dyn Emitter) -> Result<(), BoxFailure> {
+fn rust_make(args: snet_core::Args, out: &mut dyn Emitter) -> Result<(), BoxFailure> {
     let mut it = args.into_iter();
     let (Some(Arg::Field(Some(x))), Some(Arg::Tag(t))) = (it.next(), it.next()) else {
         return Err(BoxFailure("bad args".into()));
     };
     let v = x.as_i32().unwrap_or(0) + 1;
     drop(x);
-    out.emit(1, vec![Arg::Field(Some(Value::int(v))), Arg::Tag(t)])
+    out.emit(
+        1,
+        snet_core::args![Arg::Field(Some(Value::int(v))), Arg::Tag(t)],
+    )
 }
 
 /// ns per call of `f` over one run of `n` calls.
@@ -66,7 +69,7 @@ fn measure(f: &dyn BoxFn, x: &Value, n: u32) -> f64 {
     let mut sink = Sink(0);
     let start = Instant::now();
     for i in 0..n {
-        let args = vec![Arg::Field(Some(x.clone())), Arg::Tag(i as i32)];
+        let args = snet_core::args![Arg::Field(Some(x.clone())), Arg::Tag(i as i32)];
         f.invoke(args, &mut sink).expect("box call");
     }
     let t = start.elapsed().as_nanos() as f64 / f64::from(n);

@@ -26,7 +26,7 @@
 //! Memory ordering: none of its own; reference counts are `Value`'s (`Arc`'s).
 
 use crate::wrapgen::SlotKind;
-use snet_core::{Arg, BoxFailure, CType, Emitter, Value};
+use snet_core::{Arg, Args, BoxFailure, CType, Emitter, Value};
 use std::any::Any;
 use std::cell::Cell;
 use std::ffi::{c_char, c_int, c_uint, c_void};
@@ -152,7 +152,7 @@ pub(crate) unsafe fn invoke(
     call: CallFn,
     name: &str,
     outputs: &[Vec<SlotKind>],
-    args: Vec<Arg>,
+    args: Args,
     out: &mut dyn Emitter,
 ) -> Result<(), BoxFailure> {
     const STACK_SLOTS: usize = 16;
@@ -361,30 +361,25 @@ unsafe extern "C" fn c_emit(hnd: *mut c_void, variant: c_int, n: c_int, values: 
         // SAFETY: the shim passes one slot per label of the variant.
         unsafe { std::slice::from_raw_parts(values, kinds.len()) }
     };
-    // Each value is written straight into the vector's storage: building an `Arg` in a
-    // temporary and pushing it made the compiler copy it with one 16-byte load right
-    // after two smaller stores, a store-forwarding stall per value.
-    let mut args: Vec<Arg> = Vec::with_capacity(kinds.len());
-    for ((k, s), dst) in kinds.iter().zip(values).zip(args.spare_capacity_mut()) {
+    let mut args = Args::with_capacity(kinds.len());
+    for (k, s) in kinds.iter().zip(values) {
         match k {
             SlotKind::Field => {
                 // SAFETY: the shim stored a pointer for a field label.
                 let p = unsafe { s.field };
                 if p.is_null() {
-                    dst.write(Arg::Field(None));
+                    args.push(Arg::Field(None));
                 } else {
                     // SAFETY: invariant 1: C4SNetOut consumes one reference per field.
-                    dst.write(Arg::Field(Some(unsafe { Value::from_raw(p) })));
+                    args.push(Arg::Field(Some(unsafe { Value::from_raw(p) })));
                 }
             }
             SlotKind::Tag => {
                 // SAFETY: the shim stored an int for a tag label.
-                dst.write(Arg::Tag(unsafe { s.tag }));
+                args.push(Arg::Tag(unsafe { s.tag }));
             }
         }
     }
-    // SAFETY: the loop wrote the first `kinds.len()` elements (`values` has as many).
-    unsafe { args.set_len(kinds.len()) };
     if inv.failure.is_some() || inv.panic.is_some() {
         // The call already failed: ignore further emissions (releasing their fields).
         return;

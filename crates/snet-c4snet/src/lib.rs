@@ -27,7 +27,7 @@
 //! opens it, installs the Rust entry points into the shim (so the library needs no
 //! symbols from the executable) and binds every box. `C4SNetOut` reads the chosen
 //! variant's label kinds, collects the values with `va_arg` and calls back into Rust,
-//! which builds the `Vec<Arg>` and passes it to the engine's [`snet_core::Emitter`].
+//! which builds the `Args` and passes it to the engine's [`snet_core::Emitter`].
 //!
 //! # What box authors may assume
 //!

@@ -10,7 +10,7 @@ use crate::abi::{self, CBoxDesc, CVariant, CallFn};
 use crate::compile::BuiltLibrary;
 use crate::error::C4SNetError;
 use crate::wrapgen::{self, SlotKind};
-use snet_core::{Arg, BoxFailure, BoxFn, BoxSig, BoxTable, Emitter};
+use snet_core::{Arg, Args, BoxFailure, BoxFn, BoxSig, BoxTable, Emitter};
 use std::ffi::{c_int, CStr};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -46,7 +46,7 @@ impl std::fmt::Debug for CBox {
 }
 
 impl BoxFn for CBox {
-    fn invoke(&self, args: Vec<Arg>, out: &mut dyn Emitter) -> Result<(), BoxFailure> {
+    fn invoke(&self, args: Args, out: &mut dyn Emitter) -> Result<(), BoxFailure> {
         if args.len() != self.inputs.len() {
             return Err(BoxFailure(format!(
                 "box `{}` takes {} argument(s), got {}",

@@ -64,14 +64,14 @@ fn crash_child() {
         // Runtime code called back from a box is not box code.
         struct Crash;
         impl snet_core::Emitter for Crash {
-            fn emit(&mut self, _: usize, _: Vec<Arg>) -> Result<(), snet_core::BoxFailure> {
+            fn emit(&mut self, _: usize, _: snet_core::Args) -> Result<(), snet_core::BoxFailure> {
                 // SAFETY: not safe at all: a deliberate invalid write in runtime code.
                 unsafe { std::ptr::write_volatile(std::ptr::without_provenance_mut::<i32>(8), 1) };
                 Ok(())
             }
         }
         let f = boxes.table().get("fine").unwrap();
-        let _ = f.invoke(vec![Arg::Tag(1)], &mut Crash);
+        let _ = f.invoke(snet_core::args![Arg::Tag(1)], &mut Crash);
     } else if what == "outside" {
         // SAFETY: not safe at all: a deliberate invalid write, outside box code, to
         // check that such a fault reaches the handler that was there before ours.

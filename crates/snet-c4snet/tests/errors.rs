@@ -213,7 +213,7 @@ fn a_downstream_failure_stops_further_emissions() {
         ..Recorder::default()
     };
     let f = boxes.table().get("many").unwrap();
-    let r = f.invoke(vec![Arg::Field(Some(a.clone()))], &mut rec);
+    let r = f.invoke(snet_core::args![Arg::Field(Some(a.clone()))], &mut rec);
     assert_eq!(r.unwrap_err().0, "downstream refused the record");
     assert_eq!(rec.emitted.len(), 1);
     assert_eq!(rec.emitted[0].1[1], Arg::Tag(0));
@@ -251,7 +251,7 @@ fn api_misuse_fails_the_call() {
 struct Panicker;
 
 impl Emitter for Panicker {
-    fn emit(&mut self, _: usize, _: Vec<Arg>) -> Result<(), BoxFailure> {
+    fn emit(&mut self, _: usize, _: snet_core::Args) -> Result<(), BoxFailure> {
         panic!("engine bug");
     }
 }
@@ -263,7 +263,7 @@ fn a_panicking_emitter_unwinds_after_the_box_returns() {
     let f = boxes.table().get("many").unwrap().clone();
     let arg = a.clone();
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
-        let _ = f.invoke(vec![Arg::Field(Some(arg))], &mut Panicker);
+        let _ = f.invoke(snet_core::args![Arg::Field(Some(arg))], &mut Panicker);
     }));
     let payload = r.unwrap_err();
     assert_eq!(payload.downcast_ref::<&str>(), Some(&"engine bug"));
@@ -302,7 +302,7 @@ struct Inline<'a> {
 }
 
 impl Emitter for Inline<'_> {
-    fn emit(&mut self, _: usize, values: Vec<Arg>) -> Result<(), BoxFailure> {
+    fn emit(&mut self, _: usize, values: snet_core::Args) -> Result<(), BoxFailure> {
         let r = self.inner.invoke(values, &mut Recorder::default());
         self.results.push(r);
         Ok(())
@@ -319,7 +319,7 @@ fn errors_are_attributed_to_the_right_box_when_boxes_nest() {
     };
     let a = Value::int(3);
     let outer = boxes.table().get("outer").unwrap();
-    let r = outer.invoke(vec![Arg::Field(Some(a.clone()))], &mut em);
+    let r = outer.invoke(snet_core::args![Arg::Field(Some(a.clone()))], &mut em);
     // The inner box failed on its own C4SNetGetString ...
     assert_eq!(em.results.len(), 1);
     let inner_msg = em.results[0].clone().unwrap_err().0;

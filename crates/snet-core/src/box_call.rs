@@ -1,6 +1,6 @@
 //! Box invocation with flow inheritance (spec §7.3, §7.4).
 
-use crate::boxes::{Arg, BoxFailure, BoxFn, BoxSig, Emitter};
+use crate::boxes::{Arg, Args, BoxFailure, BoxFn, BoxSig, Emitter};
 use crate::det::{ctx_add, Ctx, Token};
 use crate::error::RunError;
 use crate::label::LabelKind;
@@ -19,7 +19,7 @@ struct BoxEmitter<'a> {
 }
 
 impl Emitter for BoxEmitter<'_> {
-    fn emit(&mut self, variant: usize, values: Vec<Arg>) -> Result<(), BoxFailure> {
+    fn emit(&mut self, variant: usize, values: Args) -> Result<(), BoxFailure> {
         if self.failed.is_some() {
             return Err(BoxFailure("the run is stopping".into()));
         }
@@ -94,7 +94,7 @@ pub fn invoke(
                     format!("record lacks input label {l}"),
                 ));
             }
-            let mut args = Vec::with_capacity(labels.len());
+            let mut args = Args::with_capacity(labels.len());
             for l in labels {
                 let a = match l.kind() {
                     LabelKind::Field => x.take_field(*l).map(Arg::Field),
@@ -107,7 +107,7 @@ pub fn invoke(
             let mode = x.mode;
             (args, x, mode)
         }
-        (_, x) => (Vec::new(), x.unwrap_or_default(), DataMode::Textual),
+        (_, x) => (Args::new(), x.unwrap_or_default(), DataMode::Textual),
     };
     let mut em = BoxEmitter {
         sig,

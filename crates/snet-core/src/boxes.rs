@@ -40,12 +40,16 @@ impl fmt::Display for BoxFailure {
 
 impl std::error::Error for BoxFailure {}
 
+/// The values passed to or emitted by one box invocation, in label order. Up to four
+/// live inline (no allocation per invocation for typical boxes).
+pub type Args = smallvec::SmallVec<[Arg; 4]>;
+
 /// Receives the records a box emits during one invocation.
 pub trait Emitter {
     /// Emits a record of output variant `variant` (1-based, spec §12.4) with one value
     /// per label of that variant, in written order. An out-of-range variant or a wrong
     /// number/kind of values is an error; the box should stop and return it.
-    fn emit(&mut self, variant: usize, values: Vec<Arg>) -> Result<(), BoxFailure>;
+    fn emit(&mut self, variant: usize, values: Args) -> Result<(), BoxFailure>;
 }
 
 /// A box implementation.
@@ -54,14 +58,14 @@ pub trait Emitter {
 /// Implementations must be callable concurrently from several threads.
 pub trait BoxFn: Send + Sync {
     /// Runs the box once.
-    fn invoke(&self, args: Vec<Arg>, out: &mut dyn Emitter) -> Result<(), BoxFailure>;
+    fn invoke(&self, args: Args, out: &mut dyn Emitter) -> Result<(), BoxFailure>;
 }
 
 impl<F> BoxFn for F
 where
-    F: Fn(Vec<Arg>, &mut dyn Emitter) -> Result<(), BoxFailure> + Send + Sync,
+    F: Fn(Args, &mut dyn Emitter) -> Result<(), BoxFailure> + Send + Sync,
 {
-    fn invoke(&self, args: Vec<Arg>, out: &mut dyn Emitter) -> Result<(), BoxFailure> {
+    fn invoke(&self, args: Args, out: &mut dyn Emitter) -> Result<(), BoxFailure> {
         self(args, out)
     }
 }

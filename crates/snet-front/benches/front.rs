@@ -80,12 +80,12 @@ fn field(r: &Record, n: &str) -> Option<i32> {
 
 fn deep(d: u64) -> Case {
     let net = compile("net deep { box foo((A) -> (A) | (B)); } connect foo*{B};");
-    let dec: Arc<dyn BoxFn> = Arc::new(|args: Vec<Arg>, out: &mut dyn Emitter| {
+    let dec: Arc<dyn BoxFn> = Arc::new(|args: snet_core::Args, out: &mut dyn Emitter| {
         let a = int_arg(&args)?;
         if a > 0 {
-            out.emit(1, vec![Arg::Field(Some(Value::int(a - 1)))])
+            out.emit(1, snet_core::args![Arg::Field(Some(Value::int(a - 1)))])
         } else {
-            out.emit(2, vec![Arg::Field(Some(Value::int(0)))])
+            out.emit(2, snet_core::args![Arg::Field(Some(Value::int(0)))])
         }
     });
     let mut boxes = BoxTable::new();
@@ -178,9 +178,9 @@ fn pipe(k: usize, count: i32) -> Case {
     let net = compile(&format!(
         "net pipe {{ box id((A) -> (A)); }} connect {stages};"
     ));
-    let id: Arc<dyn BoxFn> = Arc::new(|mut args: Vec<Arg>, out: &mut dyn Emitter| {
+    let id: Arc<dyn BoxFn> = Arc::new(|mut args: snet_core::Args, out: &mut dyn Emitter| {
         let v = args.pop().ok_or_else(|| BoxFailure("no arg".into()))?;
-        out.emit(1, vec![v])
+        out.emit(1, snet_core::args![v])
     });
     let mut boxes = BoxTable::new();
     boxes.insert("id", id);
@@ -209,14 +209,14 @@ fn spin(d: Duration) {
 /// `sleep`: shows the engine's parallelism even on a loaded machine).
 fn fan(w: i32, count: i32, sleep: bool) -> Case {
     let net = compile("net fan { box work((A) -> (A)); } connect (work)!<T>;");
-    let work: Arc<dyn BoxFn> = Arc::new(move |mut args: Vec<Arg>, out: &mut dyn Emitter| {
+    let work: Arc<dyn BoxFn> = Arc::new(move |mut args: snet_core::Args, out: &mut dyn Emitter| {
         if sleep {
             std::thread::sleep(Duration::from_micros(200));
         } else {
             spin(Duration::from_micros(50));
         }
         let v = args.pop().ok_or_else(|| BoxFailure("no arg".into()))?;
-        out.emit(1, vec![v])
+        out.emit(1, snet_core::args![v])
     });
     let mut boxes = BoxTable::new();
     boxes.insert("work", work);

@@ -41,21 +41,21 @@ fn boxes(list: Vec<(&str, Arc<dyn snet_core::BoxFn>)>) -> BoxTable {
 
 /// `foo`: A > 0 → {A-1}, else {B=0}.
 fn dec() -> Arc<dyn snet_core::BoxFn> {
-    Arc::new(|args: Vec<Arg>, out: &mut dyn Emitter| {
+    Arc::new(|args: snet_core::Args, out: &mut dyn Emitter| {
         let a = int_arg(&args, 0)?;
         if a > 0 {
-            out.emit(1, vec![Arg::Field(Some(Value::int(a - 1)))])
+            out.emit(1, snet_core::args![Arg::Field(Some(Value::int(a - 1)))])
         } else {
-            out.emit(2, vec![Arg::Field(Some(Value::int(0)))])
+            out.emit(2, snet_core::args![Arg::Field(Some(Value::int(0)))])
         }
     })
 }
 
 /// Identity on {A}.
 fn id() -> Arc<dyn snet_core::BoxFn> {
-    Arc::new(|mut args: Vec<Arg>, out: &mut dyn Emitter| {
+    Arc::new(|mut args: snet_core::Args, out: &mut dyn Emitter| {
         let v = args.pop().ok_or_else(|| BoxFailure("no arg".into()))?;
-        out.emit(1, vec![v])
+        out.emit(1, snet_core::args![v])
     })
 }
 
@@ -155,13 +155,17 @@ fn split_with_many_outputs_per_box() {
     let net = compile(
         "net fan { box spread((N) -> (A, <T>)); box work((A) -> (A)); } connect spread .. (work)!<T>;",
     );
-    let spread: Arc<dyn snet_core::BoxFn> = Arc::new(|args: Vec<Arg>, out: &mut dyn Emitter| {
-        let n = int_arg(&args, 0)?;
-        for i in 0..n {
-            out.emit(1, vec![Arg::Field(Some(Value::int(i))), Arg::Tag(i % 7)])?;
-        }
-        Ok(())
-    });
+    let spread: Arc<dyn snet_core::BoxFn> =
+        Arc::new(|args: snet_core::Args, out: &mut dyn Emitter| {
+            let n = int_arg(&args, 0)?;
+            for i in 0..n {
+                out.emit(
+                    1,
+                    snet_core::args![Arg::Field(Some(Value::int(i))), Arg::Tag(i % 7)],
+                )?;
+            }
+            Ok(())
+        });
     let b = boxes(vec![("spread", spread), ("work", id())]);
     let input: Vec<Record> = (0..10)
         .map(|i| Record::new().with_field("N", Value::int(30 + i)))
@@ -191,9 +195,10 @@ fn feedback_through_a_box() {
 #[test]
 fn initialisers_run_once_before_data() {
     let net = compile("net ini { box init( -> (A)); box f((A) -> (A)); } connect (init | f) .. f;");
-    let init: Arc<dyn snet_core::BoxFn> = Arc::new(|_args: Vec<Arg>, out: &mut dyn Emitter| {
-        out.emit(1, vec![Arg::Field(Some(Value::int(-1)))])
-    });
+    let init: Arc<dyn snet_core::BoxFn> =
+        Arc::new(|_args: snet_core::Args, out: &mut dyn Emitter| {
+            out.emit(1, snet_core::args![Arg::Field(Some(Value::int(-1)))])
+        });
     let b = boxes(vec![("init", init), ("f", id())]);
     let input: Vec<Record> = (0..20).map(a).collect();
     let out = agree(&net, &b, &input, false);
@@ -204,17 +209,18 @@ fn initialisers_run_once_before_data() {
 #[test]
 fn a_failing_box_stops_the_run_with_its_error() {
     let net = compile("net deep { box foo((A) -> (A) | (B)); } connect foo*{B};");
-    let bad: Arc<dyn snet_core::BoxFn> = Arc::new(|args: Vec<Arg>, out: &mut dyn Emitter| {
-        let a = int_arg(&args, 0)?;
-        if a == 3 {
-            return Err(BoxFailure("three is bad".into()));
-        }
-        if a > 0 {
-            out.emit(1, vec![Arg::Field(Some(Value::int(a - 1)))])
-        } else {
-            out.emit(2, vec![Arg::Field(Some(Value::int(0)))])
-        }
-    });
+    let bad: Arc<dyn snet_core::BoxFn> =
+        Arc::new(|args: snet_core::Args, out: &mut dyn Emitter| {
+            let a = int_arg(&args, 0)?;
+            if a == 3 {
+                return Err(BoxFailure("three is bad".into()));
+            }
+            if a > 0 {
+                out.emit(1, snet_core::args![Arg::Field(Some(Value::int(a - 1)))])
+            } else {
+                out.emit(2, snet_core::args![Arg::Field(Some(Value::int(0)))])
+            }
+        });
     let b = boxes(vec![("foo", bad)]);
     let input: Vec<Record> = (0..100).map(|i| a(i % 10)).collect();
     for w in 1..=2 {
@@ -359,10 +365,11 @@ fn star_of_depth_100k_does_not_overflow() {
 fn det_initialisers() {
     let net =
         compile("net ini { box init( -> (A)); box f((A) -> (A)); } connect (init || f) .. f;");
-    let init: Arc<dyn snet_core::BoxFn> = Arc::new(|_args: Vec<Arg>, out: &mut dyn Emitter| {
-        out.emit(1, vec![Arg::Field(Some(Value::int(-1)))])?;
-        out.emit(1, vec![Arg::Field(Some(Value::int(-2)))])
-    });
+    let init: Arc<dyn snet_core::BoxFn> =
+        Arc::new(|_args: snet_core::Args, out: &mut dyn Emitter| {
+            out.emit(1, snet_core::args![Arg::Field(Some(Value::int(-1)))])?;
+            out.emit(1, snet_core::args![Arg::Field(Some(Value::int(-2)))])
+        });
     let b = boxes(vec![("init", init), ("f", id())]);
     let input: Vec<Record> = (0..20).map(|i| a(i % 7).with_tag("id", i)).collect();
     let out = agree(&net, &b, &input, true);

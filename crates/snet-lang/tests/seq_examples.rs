@@ -145,14 +145,14 @@ fn pass_through_labels_come_back_on_seq() {
     let c = snet_lang::compile_str("p.snet", src).unwrap_or_else(|d| panic!("{}", d.render()));
     let mut boxes = BoxTable::new();
     // f(a, t, c): emits {b = c} and {a = 70, x = t}.
-    let f = |args: Vec<Arg>, out: &mut dyn Emitter| -> Result<(), BoxFailure> {
+    let f = |args: snet_core::Args, out: &mut dyn Emitter| -> Result<(), BoxFailure> {
         let (Arg::Field(_), Arg::Tag(t), Arg::Field(cv)) = (&args[0], &args[1], &args[2]) else {
             return Err(BoxFailure("bad arguments".into()));
         };
-        out.emit(1, vec![Arg::Field(cv.clone())])?;
+        out.emit(1, snet_core::args![Arg::Field(cv.clone())])?;
         out.emit(
             2,
-            vec![
+            snet_core::args![
                 Arg::Field(Some(Value::int(70))),
                 Arg::Field(Some(Value::int(*t))),
             ],

@@ -103,7 +103,7 @@ impl EngineKind {
 #[derive(Debug)]
 pub struct BoxInput<'a> {
     names: &'a [(LabelKind, &'static str)],
-    args: Vec<Arg>,
+    args: snet_core::Args,
 }
 
 impl BoxInput<'_> {
@@ -164,8 +164,13 @@ impl fmt::Debug for BoxOutput<'_> {
 
 impl BoxOutput<'_> {
     /// Emits a record of `variant` with one value per label of the variant, in order.
-    pub fn emit(&mut self, variant: usize, values: Vec<Arg>) -> Result<(), BoxFailure> {
-        self.em.emit(variant, values)
+    /// Any iterable works: `vec![..]`, an array `[..]` (no allocation), an iterator.
+    pub fn emit(
+        &mut self,
+        variant: usize,
+        values: impl IntoIterator<Item = Arg>,
+    ) -> Result<(), BoxFailure> {
+        self.em.emit(variant, values.into_iter().collect())
     }
 }
 
@@ -202,7 +207,7 @@ impl<F> BoxFn for RustBox<F>
 where
     F: Fn(&BoxInput<'_>, &mut BoxOutput<'_>) -> Result<(), BoxFailure> + Send + Sync,
 {
-    fn invoke(&self, args: Vec<Arg>, out: &mut dyn Emitter) -> Result<(), BoxFailure> {
+    fn invoke(&self, args: snet_core::Args, out: &mut dyn Emitter) -> Result<(), BoxFailure> {
         let input = BoxInput {
             names: &self.names,
             args,

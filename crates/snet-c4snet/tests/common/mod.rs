@@ -90,11 +90,11 @@ pub(crate) struct Recorder {
 }
 
 impl Emitter for Recorder {
-    fn emit(&mut self, variant: usize, values: Vec<Arg>) -> Result<(), BoxFailure> {
+    fn emit(&mut self, variant: usize, values: snet_core::Args) -> Result<(), BoxFailure> {
         if self.fail_at == Some(self.emitted.len()) {
             return Err(BoxFailure("downstream refused the record".into()));
         }
-        self.emitted.push((variant, values));
+        self.emitted.push((variant, values.into_vec()));
         Ok(())
     }
 }
@@ -107,7 +107,7 @@ pub(crate) fn run(
 ) -> (Result<(), BoxFailure>, Recorder) {
     let mut rec = Recorder::default();
     let f = boxes.table().get(name).expect("box bound");
-    let r = f.invoke(args, &mut rec);
+    let r = f.invoke(args.into(), &mut rec);
     (r, rec)
 }
 
