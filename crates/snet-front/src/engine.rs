@@ -2,6 +2,9 @@
 //!
 //! Termination is decided by `termination` (see there).
 
+/// Stack size of worker threads (box code runs on them).
+const WORKER_STACK: usize = 64 << 20;
+
 use crate::entity::Entity;
 use crate::options::FrontOptions;
 use crate::sleep::Sleep;
@@ -180,12 +183,19 @@ impl Engine for FrontEngine {
             let handles: Vec<_> = (1..n)
                 .map(|i| {
                     let sh = &sh;
-                    scope.spawn(move || {
-                        let _guard = PanicGuard(sh);
-                        let mut wk = Worker::new(sh, i);
-                        wk.run();
-                        wk.report()
-                    })
+                    // Box code runs on worker stacks: give C boxes with large local
+                    // arrays the room a classic runtime's threads had (virtual memory;
+                    // pages are only committed when touched).
+                    std::thread::Builder::new()
+                        .name(format!("snet-front-{i}"))
+                        .stack_size(WORKER_STACK)
+                        .spawn_scoped(scope, move || {
+                            let _guard = PanicGuard(sh);
+                            let mut wk = Worker::new(sh, i);
+                            wk.run();
+                            wk.report()
+                        })
+                        .expect("cannot start a worker thread")
                 })
                 .collect();
             {

@@ -127,7 +127,7 @@ fn send<'scope, 'env: 'scope>(
             .push(tx.clone());
         let me = leaf.clone();
         std::thread::Builder::new()
-            .stack_size(1 << 20)
+            .stack_size(64 << 20)
             .spawn_scoped(scope, move || box_thread(scope, shared, me, rx))
             .map(|_| ())
             .unwrap_or_else(|e| {

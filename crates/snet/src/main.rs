@@ -37,9 +37,22 @@ fn main() -> ExitCode {
             };
         }
     };
-    match cli.command {
-        Command::Check(args) => cli::check::run(args),
-        Command::Graph(args) => cli::graph::run(args),
-        Command::Run(args) => cli::run::run(args),
+    // Box code may run on this thread (the seq engine, worker 0 of the others): give it
+    // the stack a C box with large local arrays would have had in the classic runtime.
+    let work = std::thread::Builder::new()
+        .name("snet-main".into())
+        .stack_size(64 << 20)
+        .spawn(move || match cli.command {
+            Command::Check(args) => cli::check::run(args),
+            Command::Graph(args) => cli::graph::run(args),
+            Command::Run(args) => cli::run::run(args),
+        });
+    match work.map(|h| h.join()) {
+        Ok(Ok(code)) => code,
+        Ok(Err(panic)) => std::panic::resume_unwind(panic),
+        Err(e) => {
+            eprintln!("error: cannot start the main thread: {e}");
+            ExitCode::from(1)
+        }
     }
 }

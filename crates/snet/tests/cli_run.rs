@@ -205,3 +205,46 @@ fn json_lines_round_trip_through_a_program() {
         "{stdout}"
     );
 }
+
+#[test]
+fn a_c_box_with_an_8_mib_local_array_runs_on_every_engine() {
+    // Classic C boxes may keep large arrays on the stack (8 MiB is the classic
+    // pthread default); box code must have that much on every engine.
+    let prog = tmp(
+        "bigstack.snet",
+        "net bigstack { box big((A) -> (A)); } connect big;",
+    );
+    let c = tmp(
+        "big.c",
+        "#include <C4SNet.h>\nvoid *big(void *hnd, c4snet_data_t *a)\n{\n    volatile double m[1 << 20];\n    for (int i = 0; i < (1 << 20); i += 512) m[i] = i;\n    int v = *(int *)C4SNetGetData(a) + (int)m[512] - 512;\n    C4SNetFree(a);\n    C4SNetOut(hnd, 1, C4SNetCreate(CTYPE_int, 1, &v));\n    return hnd;\n}\n",
+    );
+    let input: String = (0..4)
+        .map(|i| format!("<record xmlns=\"snet-home.org\" type=\"data\" mode=\"textual\" interface=\"C4SNet\"><field label=\"A\">(int){i}</field></record>\n"))
+        .collect();
+    for engine in ["seq", "front", "lpel", "threads"] {
+        for w in ["1", "2"] {
+            let out = snet(
+                &[
+                    "run",
+                    prog.to_str().unwrap(),
+                    c.to_str().unwrap(),
+                    "--engine",
+                    engine,
+                    "-w",
+                    w,
+                ],
+                &input,
+            );
+            assert!(
+                out.status.success(),
+                "{engine} -w {w}: {}",
+                text(&out.stderr)
+            );
+            assert_eq!(
+                text(&out.stdout).matches("type=\"data\"").count(),
+                4,
+                "{engine} -w {w}"
+            );
+        }
+    }
+}

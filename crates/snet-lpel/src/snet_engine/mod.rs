@@ -117,7 +117,12 @@ pub struct LpelConfig {
 impl Default for LpelConfig {
     fn default() -> Self {
         LpelConfig {
-            runtime: Config::default(),
+            // Box code runs on task stacks: C boxes with large local arrays need room
+            // (virtual memory from the stack pool; pages are committed when touched).
+            runtime: Config {
+                stack_size: 16 << 20,
+                ..Config::default()
+            },
             stream_capacity: 64,
             batch: 64,
             max_parked: 512,
