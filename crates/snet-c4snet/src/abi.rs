@@ -131,10 +131,10 @@ pub(crate) fn current_box_name() -> Option<&'static [u8]> {
     if inv.is_null() {
         return None;
     }
-    // SAFETY: a non-null CURRENT points to the invocation whose C code this thread runs
-    // (invariant 4); the signal interrupted that code, so the invocation is alive.
     // The name outlives the invocation; 'static only extends it to the handler, which
     // never returns to code that could free it before use.
+    // SAFETY: a non-null CURRENT points to the invocation whose C code this thread runs
+    // (invariant 4); the signal interrupted that code, so the invocation is alive.
     let name: &str = unsafe { (*inv.cast::<Invocation<'static>>()).name };
     Some(name.as_bytes())
 }

@@ -663,12 +663,13 @@ impl Engine for LpelEngine {
         // Declared after `run`: on every path (including unwinding) the runtime is shut
         // down, which ends or drops every task, before `run` is dropped.
         let rt = Runtime::start(cfg).map_err(|e| engine_error(e.to_string()))?;
-        // SAFETY: tasks need `'static` closures but borrow `run` (which borrows the
-        // net, the boxes and the output). Every task is created on `rt`, and `rt` is
-        // shut down (explicitly below, or by its `Drop` if this function unwinds)
-        // before `run` goes out of scope; shutdown joins the workers and drops every
-        // remaining coroutine. Nothing else keeps the reference: the per-instance
-        // state in engine slots (`BoxState`) holds no reference to `run`.
+        // Tasks need `'static` closures but borrow `run` (which borrows the net, the
+        // boxes and the output). Every task is created on `rt`, and `rt` is shut down
+        // (explicitly below, or by its `Drop` if this function unwinds) before `run`
+        // goes out of scope; shutdown joins the workers and drops every remaining
+        // coroutine. Nothing else keeps the reference: the per-instance state in
+        // engine slots (`BoxState`) holds no reference to `run`.
+        // SAFETY: `run` outlives every use of `r` (the shutdown argument above).
         let r: &'static StaticRun = unsafe { &*(&run as *const Run<'_>).cast::<StaticRun>() };
         let here = Here::Reader(&rt);
         let mut sink = |s: Step| step(r, s, 0, here);

@@ -90,10 +90,10 @@ impl Waiter {
     pub(crate) fn wake(self) {
         match self {
             Waiter::Task(p) => {
-                // SAFETY: `p` was registered by a task that then blocked (or is about to
-                // block) with `Suspend::Block`; its worker leaks exactly one `Arc` for
-                // the blocked task, which this unique claim takes back (the layer's
-                // blocked-reference rule, module `task`).
+                // `p` was registered by a task that then blocked (or is about to block)
+                // with `Suspend::Block`; its worker leaks exactly one `Arc` for the
+                // blocked task (the layer's blocked-reference rule, module `task`).
+                // SAFETY: this unique claim takes back that one leaked reference.
                 let t = unsafe { Arc::from_raw(p) };
                 deliver(t);
             }
