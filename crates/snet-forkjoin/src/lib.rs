@@ -26,6 +26,9 @@
 //!   [`Pool::spawn_job`] queues a detached `FnOnce() + Send + 'static` job. Both let an
 //!   external scheduler (an snet engine) run its own jobs on these workers; a job that
 //!   calls `join` parks at the join if it must wait, and its worker runs other work.
+//! * [`Pool::run_on_each`] and module [`coop`] — an external scheduler runs its own
+//!   worker loops as jobs on this pool's workers (one pool, two users): what the loops
+//!   call forks onto the same threads, and the loops help with fork-join work when idle.
 //!
 //! Off a pool, `join`, `scope` and `for_each` run sequentially on the calling thread.
 //!
@@ -124,6 +127,8 @@ mod protocol_loom_tests;
 mod sync;
 
 // Everything above them; not built under `cfg(loom)`.
+#[cfg(not(loom))]
+pub mod coop;
 #[cfg(not(loom))]
 mod job;
 #[cfg(not(loom))]

@@ -55,6 +55,8 @@ pub(crate) struct Registry {
     pub(crate) stacks: StackPool,
     pub(crate) counters: Counters,
     panic_handler: Option<PanicHandler>,
+    /// Jobs for one particular worker ([`Pool::run_on_each`]).
+    pub(crate) targeted: Vec<CachePadded<crate::coop::Targeted>>,
 }
 
 impl fmt::Debug for Registry {
@@ -130,6 +132,7 @@ impl Registry {
     pub(crate) fn has_work_for(&self, me: usize) -> bool {
         !self.injector_looks_empty()
             || !self.mailboxes[me].looks_empty()
+            || !self.targeted[me].looks_empty()
             || self.stealers.iter().any(|s| !s.looks_empty())
             || self.terminating()
     }
@@ -275,6 +278,9 @@ impl PoolBuilder {
             stacks: StackPool::new(self.stack_size, self.madvise),
             counters: Counters::default(),
             panic_handler: self.panic_handler,
+            targeted: (0..n)
+                .map(|_| CachePadded(crate::coop::Targeted::default()))
+                .collect(),
         });
         let mut threads = Vec::with_capacity(n);
         for (index, deque) in deques.into_iter().enumerate() {
@@ -307,7 +313,7 @@ impl PoolBuilder {
 ///
 /// Dropping the pool waits until every queued job has run, then joins the threads.
 pub struct Pool {
-    registry: Arc<Registry>,
+    pub(crate) registry: Arc<Registry>,
     threads: Vec<JoinHandle<()>>,
     mode: BarrierMode,
 }

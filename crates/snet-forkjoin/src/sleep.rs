@@ -16,7 +16,8 @@
 //!    way costs parallelism, never progress (the pusher runs its own work), and the
 //!    sleep timeout bounds it.
 
-use std::sync::{Condvar, Mutex};
+use std::sync::{Condvar, Mutex, OnceLock};
+use std::thread::Thread;
 use std::time::Duration;
 
 use crate::sync::{fence, AtomicBool, AtomicU64, CachePadded, Ordering};
@@ -32,6 +33,9 @@ struct WorkerSleep {
     asleep: AtomicBool,
     notified: Mutex<bool>,
     cv: Condvar,
+    /// Set once the worker has parked its thread in [`Sleep::park_thread`]: notifiers
+    /// then also unpark it.
+    thread: OnceLock<Thread>,
 }
 
 /// Sleep state of all workers of a pool.
@@ -99,7 +103,34 @@ impl Sleep {
             let mut n = ws.notified.lock().unwrap_or_else(|e| e.into_inner());
             *n = true;
             ws.cv.notify_one();
+            drop(n);
+            if let Some(t) = ws.thread.get() {
+                t.unpark();
+            }
         }
+    }
+
+    /// Step 2 for a worker whose running job is an external scheduler's loop (module
+    /// `coop`): counts it as sleeping, so that [`Sleep::notify`] and chain wake-ups
+    /// reach it, then parks the *thread* (so that the external scheduler's own
+    /// `Thread::unpark` wakes it too) unless `has_work()` turns true after the fence.
+    /// Returns after a notification, an unpark, `timeout`, or spuriously.
+    pub(crate) fn park_thread(&self, index: usize, timeout: Duration, has_work: impl Fn() -> bool) {
+        let ws = &self.workers[index];
+        ws.thread.get_or_init(std::thread::current);
+        if std::mem::take(&mut *ws.notified.lock().unwrap_or_else(|e| e.into_inner())) {
+            return;
+        }
+        self.idle.fetch_add(1, Ordering::SeqCst);
+        ws.asleep.store(true, Ordering::SeqCst);
+        // Pairs with the fence in `notify`/`wake_any` (step 3).
+        fence(Ordering::SeqCst);
+        if !has_work() {
+            std::thread::park_timeout(timeout);
+        }
+        ws.asleep.store(false, Ordering::SeqCst);
+        *ws.notified.lock().unwrap_or_else(|e| e.into_inner()) = false;
+        self.idle.fetch_sub(1, Ordering::SeqCst);
     }
 
     /// Step 3: wakes some sleeping worker, if any.
@@ -131,6 +162,10 @@ impl Sleep {
             let mut n = ws.notified.lock().unwrap_or_else(|e| e.into_inner());
             *n = true;
             ws.cv.notify_one();
+            drop(n);
+            if let Some(t) = ws.thread.get() {
+                t.unpark();
+            }
         }
     }
 }

@@ -44,6 +44,9 @@ pub(crate) enum FiberYield {
     Parked { slot: *const ParkSlot, sp: usize },
     /// Nothing to run (or a parked fiber became ready): the scheduler decides.
     Idle,
+    /// Still runnable, but lets this worker's ready fibers run first (`coop::yield_now`):
+    /// the scheduler resumes it once no fiber is ready.
+    Yielded,
 }
 
 /// What the scheduler tells a fiber when it resumes it.
@@ -79,6 +82,10 @@ pub(crate) struct WorkerThread {
     ready: Cell<*const ParkSlot>,
     /// Fibers parked on this worker.
     parked: Cell<usize>,
+    /// Runnable fibers that yielded to ready ones (module `coop`). Boxed like every
+    /// fiber handle here: the scheduler moves them around as `Box<Fiber>`.
+    #[expect(clippy::vec_box, reason = "fibers travel as Box<Fiber> (see `resume`)")]
+    yielded: RefCell<Vec<Box<Fiber>>>,
     /// Victim of the last successful deque steal (a stolen join frame's owner).
     stolen_from: Cell<usize>,
     /// Joins publish their continuation only while the deque is shorter than this.
@@ -169,6 +176,7 @@ impl WorkerThread {
             yielder: Cell::new(ptr::null()),
             ready: Cell::new(ptr::null()),
             parked: Cell::new(0),
+            yielded: RefCell::new(Vec::new()),
             stolen_from: Cell::new(usize::MAX),
             publish_limit: publish_limit.min(isize::MAX as usize) as isize,
             stacks: RefCell::new(Vec::new()),
@@ -195,6 +203,11 @@ impl WorkerThread {
                 // SAFETY: the pointer was produced by Box::into_raw in `resume` when
                 // the fiber parked, and each slot is made ready once.
                 let fiber = unsafe { Box::from_raw(fiber) };
+                self.resume(fiber, &mut spare);
+                continue;
+            }
+            let yielded = self.yielded.borrow_mut().pop();
+            if let Some(fiber) = yielded {
                 self.resume(fiber, &mut spare);
                 continue;
             }
@@ -226,8 +239,14 @@ impl WorkerThread {
         Some(head)
     }
 
-    fn has_ready(&self) -> bool {
+    /// Whether a parked fiber of this worker is ready to be resumed.
+    pub(crate) fn has_ready_parked(&self) -> bool {
         !self.ready.get().is_null() || !self.registry.mailboxes[self.index].looks_empty()
+    }
+
+    /// Whether the scheduler has a fiber to resume (a ready or a yielded one).
+    fn has_ready(&self) -> bool {
+        self.has_ready_parked() || !self.yielded.borrow().is_empty()
     }
 
     fn new_fiber(&self) -> Box<Fiber> {
@@ -271,6 +290,7 @@ impl WorkerThread {
                 // until the fiber is resumed; only this thread reads `fiber`.
                 unsafe { (*slot).set_fiber(Box::into_raw(fiber) as *mut u8) };
             }
+            CoroutineResult::Yield(FiberYield::Yielded) => self.yielded.borrow_mut().push(fiber),
             CoroutineResult::Yield(FiberYield::Idle) => {
                 if spare.is_none() {
                     *spare = Some(fiber);
@@ -339,6 +359,16 @@ impl WorkerThread {
 
     fn steal(&self) -> Option<JobRef> {
         let reg = &*self.registry;
+        if let Some(j) = reg.targeted[self.index].take() {
+            return Some(j);
+        }
+        self.steal_deques().or_else(|| reg.take_injected())
+    }
+
+    /// Steals the oldest entry of another worker's deque (a fork-join job), starting
+    /// at a random victim.
+    pub(crate) fn steal_deques(&self) -> Option<JobRef> {
+        let reg = &*self.registry;
         let n = reg.num_threads();
         if n > 1 {
             let mut x = self.rng.get();
@@ -351,7 +381,7 @@ impl WorkerThread {
                 return Some(j);
             }
         }
-        reg.take_injected()
+        None
     }
 
     /// Parks the running fiber until the join behind `slot` is resolved and the slot
@@ -364,16 +394,22 @@ impl WorkerThread {
     /// taken out while the fiber is parked and pushed back, in order, on resumption;
     /// thieves may take any of them before that, as usual.
     pub(crate) fn park(&self, slot: &ParkSlot) {
+        let marker = 0u8;
+        let sp = std::hint::black_box(&marker) as *const u8 as usize;
+        self.suspend_running(FiberYield::Parked { slot, sp });
+    }
+
+    /// Suspends the running fiber until the scheduler resumes it (see `park` for what
+    /// happens to the deque meanwhile).
+    pub(crate) fn suspend_running(&self, why: FiberYield) {
         let mut saved = Vec::new();
         while let Some(j) = self.deque.pop() {
             saved.push(j);
         }
         let y = self.yielder.get();
-        let marker = 0u8;
-        let sp = std::hint::black_box(&marker) as *const u8 as usize;
         // SAFETY: `y` is the yielder of the fiber running this code (set whenever a
         // fiber gains control), and we are on that fiber.
-        let r = unsafe { (*y).suspend(FiberYield::Parked { slot, sp }) };
+        let r = unsafe { (*y).suspend(why) };
         if r != FiberResume::Run {
             // A parked fiber is never told to exit.
             std::process::abort();

@@ -5,6 +5,10 @@
 /// Stack size of worker threads (box code runs on them).
 const WORKER_STACK: usize = 64 << 20;
 
+/// Stack size of the fibers box code runs on with `FrontOptions::forkjoin` (virtual
+/// memory; the pool reuses stacks and discards the dead pages of parked ones).
+const FIBER_STACK: usize = 16 << 20;
+
 use crate::entity::Entity;
 use crate::options::FrontOptions;
 use crate::sleep::Sleep;
@@ -138,6 +142,45 @@ impl Drop for PanicGuard<'_, '_> {
     }
 }
 
+/// Runs the worker loops as jobs on a fork-join pool, worker `i` on pool worker `i`
+/// (see `worker` on how a loop cooperates with the pool).
+fn run_on_pool<'s, 'a>(
+    sh: &'s Shared<'a>,
+    w0: Worker<'s, 'a>,
+    n: usize,
+) -> Result<Vec<crate::worker::Report>, RunError> {
+    let pool = snet_forkjoin::Pool::builder()
+        .threads(n)
+        .stack_size(FIBER_STACK)
+        .name("snet-front-fj")
+        .build()
+        .map_err(|e| RunError::new("front engine", None, format!("cannot start workers: {e}")))?;
+    let w0 = Mutex::new(Some(w0));
+    let reports: Mutex<Vec<Option<crate::worker::Report>>> =
+        Mutex::new((0..n).map(|_| None).collect());
+    pool.run_on_each(|i| {
+        let _guard = PanicGuard(sh);
+        let mut wk = match i {
+            0 => w0
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .take()
+                .expect("worker 0 runs once"),
+            _ => Worker::new(sh, i),
+        };
+        wk.run();
+        let r = wk.report();
+        reports.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(r);
+    });
+    drop(pool);
+    Ok(reports
+        .into_inner()
+        .unwrap_or_else(|p| p.into_inner())
+        .into_iter()
+        .map(|r| r.expect("every worker reports"))
+        .collect())
+}
+
 impl Engine for FrontEngine {
     fn name(&self) -> &'static str {
         "front"
@@ -179,37 +222,41 @@ impl Engine for FrontEngine {
             w0.enqueue(c.leaf, Job::Init(c.ctx));
         }
         let mut reports = Vec::with_capacity(n);
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = (1..n)
-                .map(|i| {
-                    let sh = &sh;
-                    // Box code runs on worker stacks: give C boxes with large local
-                    // arrays the room a classic runtime's threads had (virtual memory;
-                    // pages are only committed when touched).
-                    std::thread::Builder::new()
-                        .name(format!("snet-front-{i}"))
-                        .stack_size(WORKER_STACK)
-                        .spawn_scoped(scope, move || {
-                            let _guard = PanicGuard(sh);
-                            let mut wk = Worker::new(sh, i);
-                            wk.run();
-                            wk.report()
-                        })
-                        .expect("cannot start a worker thread")
-                })
-                .collect();
-            {
-                let _guard = PanicGuard(&sh);
-                w0.run();
-                reports.push(w0.report());
-            }
-            for h in handles {
-                match h.join() {
-                    Ok(r) => reports.push(r),
-                    Err(p) => std::panic::resume_unwind(p),
+        if self.options.forkjoin {
+            reports = run_on_pool(&sh, w0, n)?;
+        } else {
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = (1..n)
+                    .map(|i| {
+                        let sh = &sh;
+                        // Box code runs on worker stacks: give C boxes with large local
+                        // arrays the room a classic runtime's threads had (virtual memory;
+                        // pages are only committed when touched).
+                        std::thread::Builder::new()
+                            .name(format!("snet-front-{i}"))
+                            .stack_size(WORKER_STACK)
+                            .spawn_scoped(scope, move || {
+                                let _guard = PanicGuard(sh);
+                                let mut wk = Worker::new(sh, i);
+                                wk.run();
+                                wk.report()
+                            })
+                            .expect("cannot start a worker thread")
+                    })
+                    .collect();
+                {
+                    let _guard = PanicGuard(&sh);
+                    w0.run();
+                    reports.push(w0.report());
                 }
-            }
-        });
+                for h in handles {
+                    match h.join() {
+                        Ok(r) => reports.push(r),
+                        Err(p) => std::panic::resume_unwind(p),
+                    }
+                }
+            });
+        }
         let wall = epoch.elapsed();
         let error = sh.error.lock().unwrap_or_else(|p| p.into_inner()).take();
         if let Some(e) = error {

@@ -89,6 +89,11 @@ pub struct FrontOptions {
     /// Pause iterations a worker waits for a busy destination before it queues the
     /// record it walks (0 = queue at once, as in seed 003 §4.5).
     pub walk_spin: u32,
+    /// Run the workers on a `snet_forkjoin` pool ("one pool, two users"): each worker
+    /// loop is a job on one pool worker, so a Rust box may fork with
+    /// `snet_forkjoin::join` / `for_each` onto the engine's own threads, and an idle
+    /// worker helps with those forks. Off by default (plain threads).
+    pub forkjoin: bool,
 }
 
 impl Default for FrontOptions {
@@ -98,6 +103,7 @@ impl Default for FrontOptions {
             trace: None,
             spin_rounds: 64,
             walk_spin: 128,
+            forkjoin: false,
         }
     }
 }

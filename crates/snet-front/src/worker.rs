@@ -28,6 +28,15 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// Idle rounds (half spinning, half yielding) before parking with
+/// `FrontOptions::forkjoin`: every round also tries to help with a fork, so stay
+/// around as long as the pool's own idle workers do.
+const FJ_SPIN_ROUNDS: u32 = 256;
+
+/// Park timeout with `FrontOptions::forkjoin`: forks published by a box wake nobody,
+/// so a parked worker looks again this often.
+const FJ_PARK: Duration = Duration::from_millis(2);
+
 /// Where the job a walk continues with is.
 enum Next {
     /// In the worker's held slot (the record just walked there).
@@ -330,6 +339,12 @@ impl<'s, 'a> Worker<'s, 'a> {
         sh.sleep.register(self.id);
         let mut rounds: u32 = 0;
         let mut idle_since: Option<Instant> = None;
+        let fj = sh.opts.forkjoin;
+        let spin = if fj {
+            sh.opts.spin_rounds.max(FJ_SPIN_ROUNDS)
+        } else {
+            sh.opts.spin_rounds
+        };
         loop {
             if sh.over() {
                 break;
@@ -337,6 +352,10 @@ impl<'s, 'a> Worker<'s, 'a> {
             let found = if let Some((leaf, job)) = self.take_local() {
                 self.end_idle(&mut idle_since);
                 self.run_unit(leaf, Next::Job(job));
+                if fj {
+                    // Fibers of this pool worker that became ready run now.
+                    snet_forkjoin::coop::yield_now();
+                }
                 true
             } else if sh.lists[self.id].is_empty() {
                 self.try_input() || self.try_steal()
@@ -345,6 +364,8 @@ impl<'s, 'a> Worker<'s, 'a> {
                 // more input (input control, §4.6), but help others meanwhile.
                 self.try_steal()
             };
+            // Nothing of our own: help with the boxes' forks.
+            let found = found || (fj && snet_forkjoin::coop::help());
             if found {
                 self.end_idle(&mut idle_since);
                 rounds = 0;
@@ -358,7 +379,6 @@ impl<'s, 'a> Worker<'s, 'a> {
                 break;
             }
             rounds += 1;
-            let spin = sh.opts.spin_rounds;
             if rounds <= spin / 2 {
                 for _ in 0..(1u32 << rounds.min(6)) {
                     std::hint::spin_loop();
@@ -373,7 +393,13 @@ impl<'s, 'a> Worker<'s, 'a> {
                     continue;
                 }
                 let start = self.tracer.as_ref().map(Tracer::now);
-                sh.sleep.park(self.id, Duration::from_millis(20));
+                if fj {
+                    // Woken by our `Sleep` (it unparks this thread) and by the pool
+                    // (a fiber of ours became ready, a chain wake-up).
+                    snet_forkjoin::coop::park_idle(FJ_PARK, || false);
+                } else {
+                    sh.sleep.park(self.id, Duration::from_millis(20));
+                }
                 sh.sleep.cancel(self.id);
                 if let (Some(t), Some(start)) = (self.tracer.as_mut(), start) {
                     t.record(EventKind::Park, &Arc::from("parked"), start);
