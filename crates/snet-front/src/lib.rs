@@ -16,6 +16,11 @@
 //! * idle workers check the input first, then steal half of the licences of a victim's
 //!   front-most stream, round-robin, one thief per victim; then spin, then park
 //!   (module `sleep`).
+//! * with [`FrontOptions::forkjoin`], the workers are the workers of a
+//!   [`forkjoin::Pool`]: each worker loop runs as a job on one pool worker, so a Rust
+//!   box can fork with [`forkjoin::join`] / [`forkjoin::for_each`] onto the same
+//!   threads (one pool, two users); an idle worker helps with those forks before it
+//!   spins and parks (protocol and deadlock argument: `snet_forkjoin::coop`).
 //!
 //! ```
 //! use snet_front::{FrontEngine, FrontOptions};
@@ -38,3 +43,6 @@ mod loom_tests;
 
 pub use engine::FrontEngine;
 pub use options::{FrontOptions, InputLimit, InputLimitError};
+/// The fork-join crate the engine runs on with [`FrontOptions::forkjoin`]: boxes fork
+/// with `forkjoin::join` / `forkjoin::for_each` onto the engine's workers.
+pub use snet_forkjoin as forkjoin;
