@@ -147,7 +147,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (w, h, runs) = match args[..] {
         [w, h, r] => (w, h, r.max(1) as usize),
         [w, h] => (w, h, 5),
-        _ => (1200, 300, 5),
+        _ => (4000, 200, 5),
     };
 
     let mut prog = Program::from_source("mandel.snet", PROGRAM)?;
@@ -166,17 +166,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
          entity; {runs} runs each, medians; direct sequential loop {direct:.2?}"
     );
 
+    // Configurations interleaved run by run, so that load from other processes on a
+    // shared machine hits all of them alike.
     let configs = [(false, 1), (false, 2), (true, 1), (true, 2)];
-    let mut results = Vec::new();
-    for &(fj, workers) in &configs {
-        let mut walls = Vec::new();
-        let mut cpus = Vec::new();
-        for _ in 0..runs {
+    let mut walls = vec![Vec::new(); configs.len()];
+    let mut cpus = vec![Vec::new(); configs.len()];
+    for _ in 0..runs {
+        for (k, &(fj, workers)) in configs.iter().enumerate() {
             let m = run_once(&prog, fj, workers, w, h, &expect)?;
-            walls.push(m.wall);
-            cpus.push(m.cpu);
+            walls[k].push(m.wall);
+            cpus[k].push(m.cpu);
         }
-        let (wall, cpu) = (median(walls), median(cpus));
+    }
+    let mut results = Vec::new();
+    for (k, &(fj, workers)) in configs.iter().enumerate() {
+        let (wall, cpu) = (median(walls[k].clone()), median(cpus[k].clone()));
         println!(
             "  front{:<9} -w{workers}: wall {wall:>9.2?}  cpu {cpu:>9.2?}  (cpu/wall {:.2})",
             if fj { "+forkjoin" } else { "" },

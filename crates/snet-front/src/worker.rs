@@ -9,6 +9,23 @@
 //!    licences of the front-most stream with a free entity;
 //! 4. otherwise it spins with growing pauses, then yields, then parks (`sleep`).
 //!
+//! # With `FrontOptions::forkjoin` (one pool, two users)
+//!
+//! The loop runs as a job on fork-join pool worker `id` (`engine::run_on_pool`), and a
+//! box that forks parks *this loop's fiber* when it must wait for a stolen half; the
+//! pool worker meanwhile runs other fork-join work. The loop follows the protocol of
+//! `snet_forkjoin::coop` (where the deadlock argument is written down):
+//!
+//! * after each unit of work, `coop::yield_now` lets fibers of this pool worker that
+//!   became ready run (the stolen half of another worker's join that waited at an
+//!   inner join while this loop was parked);
+//! * when steps 1–3 find nothing, `coop::help` runs one fork of another worker's box
+//!   (or yields to ready fibers) before the loop counts an idle round; idle rounds are
+//!   at least `FJ_SPIN_ROUNDS`;
+//! * it parks with `coop::park_idle` (our `Sleep` unparks the thread; the pool's
+//!   notifications do too) for at most `FJ_PARK`, since forks published by a box wake
+//!   nobody.
+//!
 //! # Record walking (§4.5)
 //!
 //! The walks started by one invocation end in `Step`s. Every `Step::Box` but the last
