@@ -205,3 +205,31 @@ fn an_idle_parked_worker_takes_a_boxes_fork() {
         "the idle worker never took a fork"
     );
 }
+
+/// A box that fails (after forking) stops the run with its error, at 1 and 2 workers.
+#[test]
+fn a_failing_forking_box_stops_the_run() {
+    let net = compile("net t { box w((A) -> (A)); } connect w;");
+    let mut b = BoxTable::new();
+    b.insert(
+        "w",
+        Arc::new(|args: snet_core::Args, out: &mut dyn Emitter| {
+            let a = int_arg(&args, 0)?;
+            let s = squares(2000);
+            if a == 50 {
+                return Err(BoxFailure(format!("record {a} rejected")));
+            }
+            out.emit(1, snet_core::args![Arg::Field(Some(Value::int(s as i32)))])
+        }) as Arc<dyn snet_core::BoxFn>,
+    );
+    for workers in [1, 2] {
+        let input: Vec<Record> = (0..200)
+            .map(|i| Record::new().with_field("A", Value::int(i)))
+            .collect();
+        let mut out = Vec::new();
+        let mut src = input.into_iter().fuse();
+        let r = engine().run(&net, &b, &mut src, &mut out, &RunOptions { workers });
+        let e = r.expect_err("the run must fail");
+        assert!(e.to_string().contains("record 50 rejected"), "{e}");
+    }
+}

@@ -81,12 +81,17 @@ fn sorted(mut v: Vec<String>) -> Vec<String> {
     v
 }
 
-/// Runs on seq and on front at 1..=3 workers; compares (in order if `ordered`).
+/// Runs on seq and on front (plain and on a fork-join pool) at 1..=3 workers;
+/// compares (in order if `ordered`).
 fn agree(net: &Net, b: &BoxTable, input: &[Record], ordered: bool) -> Vec<Record> {
     let (want, _) = run(&SeqEngine, net, b, input, 1).expect("seq run");
-    for w in 1..=3 {
-        let (got, st) = run(&FrontEngine::default(), net, b, input, w)
-            .unwrap_or_else(|e| panic!("front -w {w}: {e}"));
+    for (w, forkjoin) in (1..=3).flat_map(|w| [(w, false), (w, true)]) {
+        let e = FrontEngine::new(FrontOptions {
+            forkjoin,
+            ..FrontOptions::default()
+        });
+        let (got, st) = run(&e, net, b, input, w)
+            .unwrap_or_else(|e| panic!("front -w {w} forkjoin {forkjoin}: {e}"));
         assert!(st.balanced(), "front -w {w}: unbalanced\n{st}");
         assert_eq!(st.workers.len(), w);
         if ordered {
