@@ -11,10 +11,13 @@
 //!
 //! Each program runs on every engine of `EngineKind::ALL` at 1 and 2 workers.
 
+use common::{find_examples, Example};
 use proptest::prelude::*;
 use snet::{Arg, ArgExt, BoxInput, BoxOutput, EngineKind, Program, Record, RunOptions, Value};
 use snet_core::BoxFailure;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+mod common;
 
 /// A canonical text of a record: labels sorted by kind and name, values in the C4SNet
 /// textual form, so that records equal up to label order compare equal.
@@ -105,46 +108,6 @@ fn check_agreement(
 
 // ---------------------------------------------------------------------------------
 // Examples
-
-struct Example {
-    dir: PathBuf,
-    program: PathBuf,
-    sources: Vec<PathBuf>,
-    ordered: bool,
-}
-
-fn find_examples(dir: &Path, out: &mut Vec<Example>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    entries.sort();
-    for p in &entries {
-        if p.is_dir() {
-            find_examples(p, out);
-        }
-    }
-    let Some(name) = dir.file_name().and_then(|n| n.to_str()) else {
-        return;
-    };
-    let program = dir.join(format!("{name}.snet"));
-    if !(program.exists() && dir.join("input.xml").exists() && dir.join("expected.xml").exists()) {
-        return;
-    }
-    let text = std::fs::read_to_string(&program).unwrap_or_default();
-    let ordered = text.lines().take(5).any(|l| l.trim() == "// deterministic");
-    let sources = entries
-        .iter()
-        .filter(|p| p.extension().is_some_and(|e| e == "c"))
-        .cloned()
-        .collect();
-    out.push(Example {
-        dir: dir.to_path_buf(),
-        program,
-        sources,
-        ordered,
-    });
-}
 
 fn read_input(path: &Path) -> Result<Vec<Record>, String> {
     let f = std::fs::File::open(path).map_err(|e| e.to_string())?;

@@ -2,55 +2,17 @@
 //! `snet run` binary on every engine and must produce the expected output, compared as
 //! spec §11.4 says (multiset; in order for programs marked `// deterministic`).
 
+use common::{find_examples, Example};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-/// An example program with its input and expected output.
-struct Case {
-    dir: PathBuf,
-    program: PathBuf,
-    sources: Vec<PathBuf>,
-    ordered: bool,
-}
+mod common;
+use std::process::Command;
 
 fn examples_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
 }
 
-fn find_cases(dir: &Path, out: &mut Vec<Case>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    entries.sort();
-    for p in &entries {
-        if p.is_dir() {
-            find_cases(p, out);
-        }
-    }
-    let Some(name) = dir.file_name().and_then(|n| n.to_str()) else {
-        return;
-    };
-    let program = dir.join(format!("{name}.snet"));
-    if !(program.exists() && dir.join("input.xml").exists() && dir.join("expected.xml").exists()) {
-        return;
-    }
-    let text = std::fs::read_to_string(&program).unwrap_or_default();
-    let ordered = text.lines().take(5).any(|l| l.trim() == "// deterministic");
-    let sources = entries
-        .iter()
-        .filter(|p| p.extension().is_some_and(|e| e == "c"))
-        .cloned()
-        .collect();
-    out.push(Case {
-        dir: dir.to_path_buf(),
-        program,
-        sources,
-        ordered,
-    });
-}
-
-fn run_case(case: &Case, engine: &str, workers: usize) -> Result<(), String> {
+fn run_case(case: &Example, engine: &str, workers: usize) -> Result<(), String> {
     let out = std::env::temp_dir().join(format!(
         "snet-golden-{}-{}-{engine}-{workers}.xml",
         std::process::id(),
@@ -84,7 +46,7 @@ fn run_case(case: &Case, engine: &str, workers: usize) -> Result<(), String> {
 #[test]
 fn every_example_matches_its_expected_output_on_every_engine() {
     let mut cases = Vec::new();
-    find_cases(&examples_root(), &mut cases);
+    find_examples(&examples_root(), &mut cases);
     assert!(
         cases.len() >= 10,
         "expected golden examples, found {}",
