@@ -6,7 +6,7 @@ use crate::error::RunError;
 use crate::net::Net;
 use crate::record::Record;
 use std::fmt;
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
 
 /// Where an engine reads the global input from.
@@ -85,8 +85,11 @@ impl Counter {
     }
 }
 
-/// Number of counter shards; threads pick one by a thread-local index.
+/// Number of counter shards. Threads that hold one of the first `SHARDS - 1` shards
+/// own it exclusively and count with plain loads and stores; every other thread shares
+/// the last shard and counts with atomic read-modify-writes.
 const SHARDS: usize = 16;
+const SHARED_SHARD: usize = SHARDS - 1;
 
 /// How often (in events per shard) the global peak of records in flight is sampled.
 const PEAK_SAMPLE: u64 = 256;
@@ -108,13 +111,65 @@ struct Shard {
     events: AtomicU64,
 }
 
-fn shard_index() -> usize {
-    use std::sync::atomic::AtomicUsize;
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    thread_local! {
-        static INDEX: usize = NEXT.fetch_add(1, Ordering::Relaxed) % SHARDS;
+/// Bit `i` set: exclusive shard `i` is free.
+static FREE_SHARDS: AtomicU32 = AtomicU32::new((1 << SHARED_SHARD) - 1);
+
+/// A thread's shard, returned to the free set when the thread exits.
+struct ShardSlot(usize);
+
+impl ShardSlot {
+    fn acquire() -> ShardSlot {
+        let mut free = FREE_SHARDS.load(Ordering::Relaxed);
+        while free != 0 {
+            let i = free.trailing_zeros();
+            // Acquire: pairs with the Release in `drop`, so the previous owner's last
+            // plain stores to shard `i` happen before this thread's first load.
+            match FREE_SHARDS.compare_exchange_weak(
+                free,
+                free & !(1 << i),
+                Ordering::Acquire,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return ShardSlot(i as usize),
+                Err(now) => free = now,
+            }
+        }
+        ShardSlot(SHARED_SHARD)
     }
-    INDEX.with(|i| *i)
+}
+
+impl Drop for ShardSlot {
+    fn drop(&mut self) {
+        if self.0 != SHARED_SHARD {
+            FREE_SHARDS.fetch_or(1 << self.0, Ordering::Release);
+        }
+    }
+}
+
+/// This thread's shard index (the shared shard while thread-locals are being torn down).
+fn shard_index() -> usize {
+    thread_local! {
+        static SLOT: ShardSlot = ShardSlot::acquire();
+    }
+    SLOT.try_with(|s| s.0).unwrap_or(SHARED_SHARD)
+}
+
+/// Adds `n` to a counter of shard `idx`: a plain load and store on an exclusively owned
+/// shard (no other thread writes it), an atomic add on the shared one.
+fn bump_in(idx: usize, a: &AtomicU64, n: u64) {
+    if idx == SHARED_SHARD {
+        a.fetch_add(n, Ordering::Relaxed);
+    } else {
+        a.store(a.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed);
+    }
+}
+
+fn bump_signed(idx: usize, a: &AtomicI64, n: i64) {
+    if idx == SHARED_SHARD {
+        a.fetch_add(n, Ordering::Relaxed);
+    } else {
+        a.store(a.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed);
+    }
 }
 
 /// Counters updated during a run by the core and the engines.
@@ -137,19 +192,17 @@ impl Default for Counters {
     }
 }
 
-fn bump(a: &AtomicU64, n: u64) {
-    a.fetch_add(n, Ordering::Relaxed);
-}
-
 impl Counters {
-    fn shard(&self) -> &Shard {
-        &self.shards[shard_index()]
+    fn shard(&self) -> (usize, &Shard) {
+        let i = shard_index();
+        (i, &self.shards[i])
     }
 
-    fn flight(&self, d: i64) {
-        let s = self.shard();
-        s.flight.fetch_add(d, Ordering::Relaxed);
-        if s.events.fetch_add(1, Ordering::Relaxed) % PEAK_SAMPLE == 0 {
+    fn flight(&self, idx: usize, s: &Shard, d: i64) {
+        bump_signed(idx, &s.flight, d);
+        let before = s.events.load(Ordering::Relaxed);
+        bump_in(idx, &s.events, 1);
+        if before % PEAK_SAMPLE == 0 {
             self.sample_peak();
         }
     }
@@ -170,37 +223,54 @@ impl Counters {
 
     /// `n` records came into existence (emitted by a box or a filter).
     pub fn produced(&self, n: usize) {
-        bump(&self.shard().created, n as u64);
-        self.flight(n as i64);
+        let (i, s) = self.shard();
+        bump_in(i, &s.created, n as u64);
+        self.flight(i, s, n as i64);
     }
     /// `n` records were consumed (by a box or a filter).
     pub fn consumed(&self, n: usize) {
-        bump(&self.shard().consumed, n as u64);
-        self.flight(-(n as i64));
+        let (i, s) = self.shard();
+        bump_in(i, &s.consumed, n as u64);
+        self.flight(i, s, -(n as i64));
+    }
+    /// A box invocation ended; `consumed`: it had an input record (not an initialiser).
+    /// One call instead of `box_call` + `consumed` on the hot path.
+    pub fn box_done(&self, consumed: bool) {
+        let (i, s) = self.shard();
+        bump_in(i, &s.box_calls, 1);
+        if consumed {
+            bump_in(i, &s.consumed, 1);
+            self.flight(i, s, -1);
+        }
     }
     /// `n` records were stored in a synchrocell.
     pub fn stored(&self, n: usize) {
-        bump(&self.shard().stored, n as u64);
-        self.flight(-(n as i64));
+        let (i, s) = self.shard();
+        bump_in(i, &s.stored, n as u64);
+        self.flight(i, s, -(n as i64));
     }
     /// A box was invoked.
     pub fn box_call(&self) {
-        bump(&self.shard().box_calls, 1);
+        let (i, s) = self.shard();
+        bump_in(i, &s.box_calls, 1);
     }
     /// A synchrocell fired.
     pub fn sync_merge(&self) {
-        bump(&self.shard().sync_merged, 1);
+        let (i, s) = self.shard();
+        bump_in(i, &s.sync_merged, 1);
     }
     /// A record entered from the global input.
     pub fn input(&self) {
-        bump(&self.shard().records_in, 1);
-        self.shard().flight.fetch_add(1, Ordering::Relaxed);
+        let (i, s) = self.shard();
+        bump_in(i, &s.records_in, 1);
+        bump_signed(i, &s.flight, 1);
         self.sample_peak();
     }
     /// A record left to the global output.
     pub fn output(&self) {
-        bump(&self.shard().records_out, 1);
-        self.flight(-1);
+        let (i, s) = self.shard();
+        bump_in(i, &s.records_out, 1);
+        self.flight(i, s, -1);
     }
     /// Records read from the global input.
     pub fn records_in(&self) -> u64 {
@@ -341,5 +411,41 @@ impl fmt::Display for RunStats {
             writeln!(f, "worker {i}          busy {:?} idle {:?}", w.busy, w.idle)?;
         }
         write!(f, "wall time         {:?}", self.wall)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// More threads than exclusive shards count at once, some of them exiting early so
+    /// their shards are reused: every event must be counted exactly once.
+    #[test]
+    fn sharded_counters_are_exact_with_more_threads_than_shards() {
+        let c = Counters::default();
+        let threads = 3 * SHARDS;
+        std::thread::scope(|s| {
+            for t in 0..threads {
+                let c = &c;
+                s.spawn(move || {
+                    let n = if t % 3 == 0 { 10 } else { 5000 };
+                    for _ in 0..n {
+                        c.input();
+                        c.produced(2);
+                        c.box_done(true);
+                        c.consumed(1);
+                        c.output();
+                    }
+                });
+            }
+        });
+        let per = |t: usize| if t % 3 == 0 { 10u64 } else { 5000 };
+        let total: u64 = (0..threads).map(per).sum();
+        assert_eq!(c.records_in(), total);
+        assert_eq!(c.created(), 2 * total);
+        assert_eq!(c.consumed_total(), 2 * total);
+        assert_eq!(c.box_calls(), total);
+        assert_eq!(c.records_out(), total);
+        assert_eq!(c.in_flight(), 0);
     }
 }

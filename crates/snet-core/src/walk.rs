@@ -133,15 +133,12 @@ impl<'a> Walker<'a> {
         let sig = &self.net.boxes[bi];
         let node = self.net.node(leaf.node);
         let f = &self.fns[bi];
-        self.counters.box_call();
         let had_input = input.is_some();
         box_call::invoke(sig, &node.loc, &**f, input, &ctx, &mut |tok| {
             self.counters.produced(1);
             self.walk(Pos::Leave(leaf.clone()), tok, sink)
         })?;
-        if had_input {
-            self.counters.consumed(1);
-        }
+        self.counters.box_done(had_input);
         let mut released = Released::new();
         ctx_release(&ctx, &mut released);
         if released.is_empty() {
