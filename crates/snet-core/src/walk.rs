@@ -123,6 +123,40 @@ impl<'a> Walker<'a> {
         ctx: crate::det::Ctx,
         sink: &mut dyn FnMut(Step),
     ) -> Result<(), RunError> {
+        let mut emit =
+            |tok: Token, sink: &mut dyn FnMut(Step)| self.walk(Pos::Leave(leaf.clone()), tok, sink);
+        self.invoke_box(leaf, input, ctx, &mut emit, sink)
+    }
+
+    /// Like [`Walker::run_box`], but the emitted records are appended to `out` instead
+    /// of walked: the caller walks them on later, from `Pos::Leave(leaf)`, in an order
+    /// of its choosing (concurrent invocations of one box whose outputs must leave in
+    /// stream order). Records that the input's completed causal frame releases from
+    /// collectors are walked at once to `sink`.
+    pub fn run_box_collect(
+        &self,
+        leaf: &Arc<Inst>,
+        input: Option<Record>,
+        ctx: crate::det::Ctx,
+        out: &mut Vec<Token>,
+        sink: &mut dyn FnMut(Step),
+    ) -> Result<(), RunError> {
+        let mut emit = |tok: Token, _: &mut dyn FnMut(Step)| {
+            out.push(tok);
+            Ok(())
+        };
+        self.invoke_box(leaf, input, ctx, &mut emit, sink)
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn invoke_box(
+        &self,
+        leaf: &Arc<Inst>,
+        input: Option<Record>,
+        ctx: crate::det::Ctx,
+        emit: &mut dyn FnMut(Token, &mut dyn FnMut(Step)) -> Result<(), RunError>,
+        sink: &mut dyn FnMut(Step),
+    ) -> Result<(), RunError> {
         let Some(bi) = leaf.box_index() else {
             return Err(RunError::new(
                 "engine",
@@ -136,7 +170,7 @@ impl<'a> Walker<'a> {
         let had_input = input.is_some();
         box_call::invoke(sig, &node.loc, &**f, input, &ctx, &mut |tok| {
             self.counters.produced(1);
-            self.walk(Pos::Leave(leaf.clone()), tok, sink)
+            emit(tok, &mut *sink)
         })?;
         self.counters.box_done(had_input);
         let mut released = Released::new();

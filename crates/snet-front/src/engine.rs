@@ -53,15 +53,20 @@ pub(crate) struct Slot {
     /// Distance from the global input along the path that first reached the entity;
     /// the work list's front-first order (deeper is nearer the output).
     pub(crate) depth: u32,
+    /// The order-restoring collector of a box with concurrency limit > 1 (seed 003
+    /// §4.7); `None` for limit 1.
+    pub(crate) order: Option<Mutex<Order>>,
 }
 
-/// The engine slot of box leaf `leaf`, created with `depth` on first use.
-#[inline]
-pub(crate) fn slot(leaf: &Inst, depth: u32) -> &Slot {
-    leaf.engine_slot(|| Slot {
-        ent: Entity::new(),
-        depth,
-    })
+/// The per-box collector of concurrent invocations: the outputs of invocation `seq`
+/// (numbered in stream order by `Entity::pop_seq`) wait here until every earlier
+/// invocation's outputs have been walked on.
+#[derive(Debug, Default)]
+pub(crate) struct Order {
+    /// The sequence number whose outputs are walked next.
+    pub(crate) next: u64,
+    /// Finished invocations waiting for an earlier one.
+    pub(crate) done: std::collections::BTreeMap<u64, Vec<Token>>,
 }
 
 /// State shared by all workers of one run.
@@ -78,9 +83,30 @@ pub(crate) struct Shared<'a> {
     pub(crate) steals: AtomicU64,
     pub(crate) opts: &'a FrontOptions,
     pub(crate) epoch: Instant,
+    /// Concurrency limit by box index (`FrontOptions::box_concurrency`).
+    pub(crate) limits: Vec<usize>,
+    /// Box leaves with a concurrency limit above 1 (their collectors are emptied when a
+    /// run fails, so that buffered records free the instance tree).
+    pub(crate) concurrent: Mutex<Vec<std::sync::Weak<Inst>>>,
 }
 
 impl Shared<'_> {
+    /// The engine slot of box leaf `leaf`, created with `depth` on first use.
+    #[inline]
+    pub(crate) fn slot<'l>(&self, leaf: &'l Arc<Inst>, depth: u32) -> &'l Slot {
+        leaf.engine_slot(|| {
+            let limit = leaf.box_index().map_or(1, |b| self.limits[b]);
+            if limit > 1 {
+                lock_ok(&self.concurrent).push(Arc::downgrade(leaf));
+            }
+            Slot {
+                ent: Entity::with_limit(limit),
+                depth,
+                order: (limit > 1).then(|| Mutex::new(Order::default())),
+            }
+        })
+    }
+
     /// Records the first error and stops every worker.
     pub(crate) fn fail(&self, e: RunError) {
         {
@@ -125,6 +151,11 @@ impl Shared<'_> {
             }
         }
     }
+}
+
+/// Locks a mutex, ignoring poisoning (a panicking worker aborts the run anyway).
+pub(crate) fn lock_ok<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Aborts the run (instead of hanging the other workers) if a worker panics.
@@ -216,6 +247,12 @@ impl Engine for FrontEngine {
             steals: AtomicU64::new(0),
             opts: &self.options,
             epoch,
+            limits: net
+                .boxes
+                .iter()
+                .map(|b| self.options.box_concurrency.limit(&b.name))
+                .collect(),
+            concurrent: Mutex::new(Vec::new()),
         };
         let mut w0 = Worker::new(&sh, 0);
         for c in inits {
@@ -264,7 +301,16 @@ impl Engine for FrontEngine {
             // drop them so the tree is freed.
             for l in &sh.lists {
                 for leaf in l.drain() {
-                    drop(slot(&leaf, 0).ent.drain());
+                    drop(sh.slot(&leaf, 0).ent.drain());
+                }
+            }
+            for leaf in lock_ok(&sh.concurrent).drain(..) {
+                if let Some(leaf) = leaf.upgrade() {
+                    let s = sh.slot(&leaf, 0);
+                    drop(s.ent.drain());
+                    if let Some(o) = &s.order {
+                        lock_ok(o).done.clear();
+                    }
                 }
             }
             return Err(e);

@@ -18,6 +18,11 @@
 //! 4. A worker that moves a record from entity `X` to entity `Y` pushes it into `Y` (or
 //!    acquires `Y`) *before* it releases `X`. So the next invocation of `X`, on any
 //!    worker, cannot overtake it at `Y`.
+//! 5. With a concurrency limit `K > 1` (seed 003 §4.7) up to `K` workers own the entity
+//!    at once (a counter instead of a flag). Each pop then hands out the job's sequence
+//!    number in stream order ([`Entity::pop_seq`], under the queue lock), and the
+//!    engine's per-box collector walks the outputs of the invocations on in that order
+//!    (`worker::Worker::run_concurrent`), so step 4 holds for the box as a whole.
 //!
 //! # Memory ordering
 //!
@@ -29,56 +34,103 @@
 //! is waiting; a concurrent push that it does not see is unordered with its own
 //! record anyway.
 
-use crate::sync::{lock, AtomicBool, AtomicUsize, Mutex};
+use crate::sync::{lock, AtomicUsize, Mutex};
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 
 /// The scheduler state of one box instance, generic over the job type.
 #[derive(Debug)]
 pub(crate) struct Entity<J> {
-    owned: AtomicBool,
+    /// Current owners (0 or 1 with `limit == 1`).
+    owners: AtomicUsize,
+    limit: usize,
     len: AtomicUsize,
-    queue: Mutex<VecDeque<J>>,
+    queue: Mutex<Queue<J>>,
+}
+
+/// The stream proper, and how many jobs left it (the next job's sequence number).
+#[derive(Debug)]
+struct Queue<J> {
+    jobs: VecDeque<J>,
+    popped: u64,
 }
 
 impl<J> Entity<J> {
     /// A free entity with an empty stream.
+    #[cfg(any(test, loom))]
     pub(crate) fn new() -> Self {
+        Entity::with_limit(1)
+    }
+
+    /// A free entity with an empty stream that up to `limit` workers may own at once.
+    pub(crate) fn with_limit(limit: usize) -> Self {
         Entity {
-            owned: AtomicBool::new(false),
+            owners: AtomicUsize::new(0),
+            limit: limit.max(1),
             len: AtomicUsize::new(0),
-            queue: Mutex::new(VecDeque::new()),
+            queue: Mutex::new(Queue {
+                jobs: VecDeque::new(),
+                popped: 0,
+            }),
         }
     }
 
-    /// Takes ownership if the entity is free (step 1).
+    /// The concurrency limit (1: exclusive ownership).
+    #[inline]
+    pub(crate) fn limit(&self) -> usize {
+        self.limit
+    }
+
+    /// Takes (a share of) ownership if fewer than `limit` workers own it (steps 1, 5).
     #[inline]
     pub(crate) fn try_acquire(&self) -> bool {
-        // Acquire: pairs with the Release store in `release`.
-        self.owned
-            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
-            .is_ok()
+        if self.limit == 1 {
+            // Acquire: pairs with the Release store in `release`.
+            return self
+                .owners
+                .compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed)
+                .is_ok();
+        }
+        let mut cur = self.owners.load(Ordering::Relaxed);
+        while cur < self.limit {
+            // Acquire: pairs with the Release decrement in `release`.
+            match self.owners.compare_exchange_weak(
+                cur,
+                cur + 1,
+                Ordering::Acquire,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return true,
+                Err(now) => cur = now,
+            }
+        }
+        false
     }
 
-    /// Gives up ownership (step 1). Only the owner calls this.
+    /// Gives up (a share of) ownership (steps 1, 5). Only an owner calls this.
     #[inline]
     pub(crate) fn release(&self) {
-        // Release: pairs with the Acquire CAS in `try_acquire`.
-        self.owned.store(false, Ordering::Release);
+        if self.limit == 1 {
+            // Release: pairs with the Acquire CAS in `try_acquire`.
+            self.owners.store(0, Ordering::Release);
+        } else {
+            // Release: pairs with the Acquire CAS in `try_acquire`.
+            self.owners.fetch_sub(1, Ordering::Release);
+        }
     }
 
-    /// True if some worker owns the entity right now (a hint for thieves).
+    /// True if the entity cannot take another owner right now (a hint for thieves).
     #[inline]
     pub(crate) fn is_owned(&self) -> bool {
-        self.owned.load(Ordering::Relaxed)
+        self.owners.load(Ordering::Relaxed) >= self.limit
     }
 
     /// Appends a job to the stream (step 2). The caller hands out one licence.
     pub(crate) fn push(&self, job: J) {
         let mut q = lock(&self.queue);
-        q.push_back(job);
+        q.jobs.push_back(job);
         // Release: pairs with the Acquire load in `is_empty`.
-        self.len.store(q.len(), Ordering::Release);
+        self.len.store(q.jobs.len(), Ordering::Release);
     }
 
     /// True if no job is queued.
@@ -88,24 +140,34 @@ impl<J> Entity<J> {
         self.len.load(Ordering::Acquire) == 0
     }
 
-    /// Takes the oldest job (step 2). Only the owner calls this.
+    /// Takes the oldest job (step 2). Only an owner calls this.
+    #[cfg(any(test, loom))]
     pub(crate) fn pop(&self) -> Option<J> {
+        self.pop_seq().map(|(j, _)| j)
+    }
+
+    /// Takes the oldest job and its sequence number in the stream (steps 2, 5). Only an
+    /// owner calls this.
+    pub(crate) fn pop_seq(&self) -> Option<(J, u64)> {
         if self.is_empty() {
             return None;
         }
         let mut q = lock(&self.queue);
-        let job = q.pop_front();
-        if q.is_empty() && q.capacity() > 16 {
+        let job = q.jobs.pop_front()?;
+        let seq = q.popped;
+        q.popped += 1;
+        if q.jobs.is_empty() && q.jobs.capacity() > 16 {
             // A burst is over: give the memory back (many entities, few busy).
-            q.shrink_to(4);
+            q.jobs.shrink_to(4);
         }
         // Release: pairs with the Acquire load in `is_empty`.
-        self.len.store(q.len(), Ordering::Release);
-        job
+        self.len.store(q.jobs.len(), Ordering::Release);
+        Some((job, seq))
     }
 
     /// Moves `job` behind the queued jobs and returns the oldest one: what an owner
-    /// that just acquired the entity to continue a record walk must run next.
+    /// that just acquired the entity to continue a record walk must run next. Only for
+    /// `limit == 1` (the sequence numbers of step 5 are not kept).
     #[inline]
     pub(crate) fn push_pop(&self, job: J) -> J {
         if self.is_empty() {
@@ -116,11 +178,12 @@ impl<J> Entity<J> {
 
     #[cold]
     fn push_pop_slow(&self, job: J) -> J {
+        debug_assert_eq!(self.limit, 1, "push_pop on a concurrent entity");
         let mut q = lock(&self.queue);
-        q.push_back(job);
-        let first = q.pop_front();
+        q.jobs.push_back(job);
+        let first = q.jobs.pop_front();
         // Release: pairs with the Acquire load in `is_empty`.
-        self.len.store(q.len(), Ordering::Release);
+        self.len.store(q.jobs.len(), Ordering::Release);
         match first {
             Some(j) => j,
             None => unreachable!("the queue holds at least the job just pushed"),
@@ -131,7 +194,7 @@ impl<J> Entity<J> {
     pub(crate) fn drain(&self) -> Vec<J> {
         let mut q = lock(&self.queue);
         self.len.store(0, Ordering::Release);
-        q.drain(..).collect()
+        q.jobs.drain(..).collect()
     }
 }
 
@@ -165,5 +228,49 @@ mod tests {
         assert_eq!(e.pop(), Some(3));
         assert_eq!(e.pop(), None);
         assert!(e.is_empty());
+    }
+
+    #[test]
+    fn concurrent_entity_admits_up_to_its_limit_and_numbers_pops() {
+        let e: Entity<u32> = Entity::with_limit(3);
+        assert!(e.try_acquire() && e.try_acquire());
+        assert!(!e.is_owned(), "two of three shares taken");
+        assert!(e.try_acquire());
+        assert!(e.is_owned());
+        assert!(!e.try_acquire(), "a fourth owner is refused");
+        e.release();
+        assert!(e.try_acquire());
+        for j in [10, 11, 12] {
+            e.push(j);
+        }
+        assert_eq!(e.pop_seq(), Some((10, 0)));
+        assert_eq!(e.pop_seq(), Some((11, 1)));
+        e.push(13);
+        assert_eq!(e.pop_seq(), Some((12, 2)));
+        assert_eq!(e.pop_seq(), Some((13, 3)));
+        assert_eq!(e.pop_seq(), None);
+    }
+
+    #[test]
+    fn concurrent_acquire_never_exceeds_the_limit() {
+        let e: Entity<u32> = Entity::with_limit(2);
+        let peak = AtomicUsize::new(0);
+        let now = AtomicUsize::new(0);
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                s.spawn(|| {
+                    for _ in 0..20_000 {
+                        if e.try_acquire() {
+                            let n = now.fetch_add(1, Ordering::SeqCst) + 1;
+                            peak.fetch_max(n, Ordering::SeqCst);
+                            now.fetch_sub(1, Ordering::SeqCst);
+                            e.release();
+                        }
+                    }
+                });
+            }
+        });
+        assert!(peak.load(Ordering::SeqCst) <= 2);
+        assert_eq!(e.owners.load(Ordering::SeqCst), 0);
     }
 }

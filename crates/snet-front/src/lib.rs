@@ -42,7 +42,7 @@ pub(crate) mod worklist;
 mod loom_tests;
 
 pub use engine::FrontEngine;
-pub use options::{FrontOptions, InputLimit, InputLimitError};
+pub use options::{BoxConcurrency, BoxConcurrencyError, FrontOptions, InputLimit, InputLimitError};
 /// The fork-join crate the engine runs on with [`FrontOptions::forkjoin`]: boxes fork
 /// with `forkjoin::join` / `forkjoin::for_each` onto the engine's workers.
 pub use snet_forkjoin as forkjoin;

@@ -75,6 +75,83 @@ impl FromStr for InputLimit {
     }
 }
 
+/// Concurrent invocations allowed per box instance (seed 003 §4.7): a default for every
+/// box and overrides by box name. 1 means one invocation at a time (no order-restoring
+/// collector); above 1, up to that many workers run the same box instance on successive
+/// records of its stream and a per-box collector restores the stream order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BoxConcurrency {
+    /// Limit for boxes not named in `by_name`.
+    pub default: usize,
+    /// Limits by S-Net box name.
+    pub by_name: Vec<(String, usize)>,
+}
+
+impl Default for BoxConcurrency {
+    fn default() -> Self {
+        BoxConcurrency {
+            default: 1,
+            by_name: Vec::new(),
+        }
+    }
+}
+
+impl BoxConcurrency {
+    /// The limit for box `name` (at least 1).
+    pub fn limit(&self, name: &str) -> usize {
+        self.by_name
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .map_or(self.default, |(_, k)| *k)
+            .max(1)
+    }
+}
+
+/// Why a box-concurrency specification does not parse.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BoxConcurrencyError(String);
+
+impl fmt::Display for BoxConcurrencyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "bad box concurrency `{}`: expected `K` (every box) and/or `BOX=K` items \
+             separated by commas, K >= 1 (e.g. `4` or `2,work=8`)",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for BoxConcurrencyError {}
+
+impl FromStr for BoxConcurrency {
+    type Err = BoxConcurrencyError;
+
+    /// Accepts `K`, `BOX=K` and comma-separated lists of both (`2,work=8`).
+    fn from_str(s: &str) -> Result<BoxConcurrency, BoxConcurrencyError> {
+        let bad = || BoxConcurrencyError(s.to_string());
+        let num = |x: &str| match x.trim().parse::<usize>() {
+            Ok(k) if k >= 1 => Ok(k),
+            _ => Err(bad()),
+        };
+        let mut c = BoxConcurrency::default();
+        for item in s.split(',') {
+            match item.split_once('=') {
+                Some((name, k)) => {
+                    let name = name.trim();
+                    if name.is_empty() {
+                        return Err(bad());
+                    }
+                    c.by_name.push((name.to_string(), num(k)?));
+                }
+                None => c.default = num(item)?,
+            }
+        }
+        Ok(c)
+    }
+}
+
 /// FRONT-specific options.
 #[derive(Debug, Clone)]
 pub struct FrontOptions {
@@ -94,6 +171,8 @@ pub struct FrontOptions {
     /// `snet_forkjoin::join` / `for_each` onto the engine's own threads, and an idle
     /// worker helps with those forks. Off by default (plain threads).
     pub forkjoin: bool,
+    /// Concurrent invocations per box instance (seed 003 §4.7, `--box-concurrency`).
+    pub box_concurrency: BoxConcurrency,
 }
 
 impl Default for FrontOptions {
@@ -104,6 +183,7 @@ impl Default for FrontOptions {
             spin_rounds: 64,
             walk_spin: 128,
             forkjoin: false,
+            box_concurrency: BoxConcurrency::default(),
         }
     }
 }
@@ -124,6 +204,18 @@ mod tests {
         assert!("8 + 2 output".parse::<InputLimit>().is_err());
         assert!("x".parse::<InputLimit>().is_err());
         assert!("".parse::<InputLimit>().is_err());
+    }
+
+    #[test]
+    fn box_concurrency_parses_defaults_and_overrides() {
+        let c: BoxConcurrency = "2,work=8, other = 3".parse().unwrap();
+        assert_eq!(c.limit("work"), 8);
+        assert_eq!(c.limit("other"), 3);
+        assert_eq!(c.limit("foo"), 2);
+        assert_eq!("work=4".parse::<BoxConcurrency>().unwrap().limit("x"), 1);
+        for bad in ["0", "x", "=3", "work=0", "", "2,,3"] {
+            assert!(bad.parse::<BoxConcurrency>().is_err(), "{bad}");
+        }
     }
 
     #[test]

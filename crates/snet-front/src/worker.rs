@@ -35,7 +35,7 @@
 //! not empty). It acquires or pushes into the destination *before* releasing the
 //! entity it just ran, so a later invocation of that entity cannot overtake the record.
 
-use crate::engine::{slot, Job, Shared};
+use crate::engine::{lock_ok, Job, Shared};
 use crate::trace::{EventKind, Tracer};
 use crate::worklist::Key;
 use snet_core::det::Token;
@@ -124,7 +124,7 @@ impl<'s, 'a> Worker<'s, 'a> {
     /// Pushes `job` into `leaf`'s stream with a licence in this worker's list.
     pub(crate) fn enqueue(&mut self, leaf: Arc<Inst>, job: Job) {
         let sh = self.sh;
-        let s = slot(&leaf, self.depth + 1);
+        let s = sh.slot(&leaf, self.depth + 1);
         // Counted before it becomes visible (`termination` step 1).
         sh.term.add();
         s.ent.push(job);
@@ -155,8 +155,16 @@ impl<'s, 'a> Worker<'s, 'a> {
     /// returns the entity to continue at (owned) and where its next job is, or pushes
     /// the record with a licence and returns `None`.
     fn continue_walk(&mut self, cur: Option<&Arc<Inst>>) -> Option<(Arc<Inst>, Next)> {
+        let sh = self.sh;
         let next = self.held_leaf.take()?;
-        let s = slot(&next, self.depth + 1);
+        let s = sh.slot(&next, self.depth + 1);
+        if s.ent.limit() > 1 {
+            // A concurrent box numbers its jobs as they leave its stream (entity
+            // step 5): the record goes through the stream, never around it.
+            let tok = self.held_tok.take()?;
+            self.enqueue(next, Job::Data(tok));
+            return None;
+        }
         let owned = cur.is_some_and(|c| Arc::ptr_eq(c, &next)) // a loop back to itself
             || self.acquire_for_walk(&s.ent);
         if owned {
@@ -198,7 +206,7 @@ impl<'s, 'a> Worker<'s, 'a> {
     fn run_unit(&mut self, mut leaf: Arc<Inst>, mut job: Next) {
         let sh = self.sh;
         loop {
-            let s = slot(&leaf, 0);
+            let s = sh.slot(&leaf, 0);
             if sh.stop.load(Ordering::Relaxed) {
                 s.ent.release();
                 break;
@@ -247,14 +255,78 @@ impl<'s, 'a> Worker<'s, 'a> {
         sh.end_unit();
     }
 
-    /// Step 1: the front-most stream of the own list whose entity can be owned.
-    fn take_local(&mut self) -> Option<(Arc<Inst>, Job)> {
-        let list = &self.sh.lists[self.id];
+    /// Runs job number `seq` of a box whose concurrency limit is above 1 (seed 003
+    /// §4.7), holding one of its ownership shares only while the box runs. The outputs
+    /// go to the box's collector (`engine::Order`); whoever completes the oldest
+    /// missing invocation walks on every batch that is then in order, under the
+    /// collector's lock, delivering each step at once (nothing is held back, so a later
+    /// batch cannot overtake an earlier one at the next entity). Ends the unit.
+    fn run_concurrent(&mut self, leaf: Arc<Inst>, job: Job, seq: u64) {
+        let sh = self.sh;
+        let s = sh.slot(&leaf, 0);
+        if sh.stop.load(Ordering::Relaxed) {
+            s.ent.release();
+            sh.end_unit();
+            return;
+        }
+        self.depth = s.depth;
+        let start = self.tracer.as_ref().map(Tracer::now);
+        let (input, ctx) = match job {
+            Job::Data(tok) => (Some(tok.rec), tok.ctx),
+            Job::Init(ctx) => (None, ctx),
+        };
+        let mut outs = Vec::new();
+        let r =
+            sh.w.run_box_collect(&leaf, input, ctx, &mut outs, &mut |st| self.deliver_now(st));
+        s.ent.release();
+        if let (Some(t), Some(start)) = (self.tracer.as_mut(), start) {
+            let name = &sh.w.net.node(leaf.node).name;
+            t.record(EventKind::Box, name, start);
+        }
+        let r = r.and_then(|()| {
+            let Some(order) = &s.order else {
+                unreachable!("a concurrent box has a collector")
+            };
+            let mut g = lock_ok(order);
+            g.done.insert(seq, outs);
+            loop {
+                let n = g.next;
+                let Some(batch) = g.done.remove(&n) else {
+                    return Ok(());
+                };
+                g.next += 1;
+                for tok in batch {
+                    sh.w.walk(Pos::Leave(leaf.clone()), tok, &mut |st| {
+                        self.deliver_now(st)
+                    })?;
+                }
+            }
+        });
+        if let Err(e) = r {
+            sh.fail(e);
+        }
+        sh.end_unit();
+    }
+
+    /// Delivers a walk step at once (no record is held back for walking).
+    fn deliver_now(&mut self, s: Step) {
+        match s {
+            Step::Box(leaf, tok) => self.enqueue(leaf, Job::Data(tok)),
+            Step::Init(c) => self.enqueue(c.leaf, Job::Init(c.ctx)),
+            Step::Output(tok) => self.output(tok),
+        }
+    }
+
+    /// Step 1: the front-most stream of the own list whose entity can be owned; the job
+    /// comes with its sequence number in the stream.
+    fn take_local(&mut self) -> Option<(Arc<Inst>, Job, u64)> {
+        let sh = self.sh;
+        let list = &sh.lists[self.id];
         loop {
-            let leaf = list.take(|l| slot(l, 0).ent.try_acquire())?;
-            let s = slot(&leaf, 0);
-            match s.ent.pop() {
-                Some(job) => return Some((leaf, job)),
+            let leaf = list.take(|l| sh.slot(l, 0).ent.try_acquire())?;
+            let s = sh.slot(&leaf, 0);
+            match s.ent.pop_seq() {
+                Some((job, seq)) => return Some((leaf, job, seq)),
                 // A stale licence: its record was taken by a walking owner.
                 None => s.ent.release(),
             }
@@ -324,7 +396,7 @@ impl<'s, 'a> Worker<'s, 'a> {
             if v == self.id {
                 continue;
             }
-            let got = sh.lists[v].steal_half(|l| !slot(l, 0).ent.is_owned());
+            let got = sh.lists[v].steal_half(|l| !sh.slot(l, 0).ent.is_owned());
             if let Some((key, leaf, cnt)) = got {
                 self.victim = v;
                 sh.lists[self.id].add(key, cnt, || leaf);
@@ -366,9 +438,13 @@ impl<'s, 'a> Worker<'s, 'a> {
             if sh.over() {
                 break;
             }
-            let found = if let Some((leaf, job)) = self.take_local() {
+            let found = if let Some((leaf, job, seq)) = self.take_local() {
                 self.end_idle(&mut idle_since);
-                self.run_unit(leaf, Next::Job(job));
+                if sh.slot(&leaf, 0).ent.limit() > 1 {
+                    self.run_concurrent(leaf, job, seq);
+                } else {
+                    self.run_unit(leaf, Next::Job(job));
+                }
                 if fj {
                     // Fibers of this pool worker that became ready run now.
                     snet_forkjoin::coop::yield_now();

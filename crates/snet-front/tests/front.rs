@@ -5,7 +5,8 @@ use snet_core::{
     Arg, BoxFailure, BoxTable, Emitter, Engine, Label, Net, Record, RecordSource, RunError,
     RunOptions, RunStats, SeqEngine, Value,
 };
-use snet_front::{FrontEngine, FrontOptions, InputLimit};
+use snet_front::{BoxConcurrency, FrontEngine, FrontOptions, InputLimit};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 fn compile(src: &str) -> Net {
@@ -85,13 +86,18 @@ fn sorted(mut v: Vec<String>) -> Vec<String> {
 /// compares (in order if `ordered`).
 fn agree(net: &Net, b: &BoxTable, input: &[Record], ordered: bool) -> Vec<Record> {
     let (want, _) = run(&SeqEngine, net, b, input, 1).expect("seq run");
-    for (w, forkjoin) in (1..=3).flat_map(|w| [(w, false), (w, true)]) {
+    let variants = (1..=3).flat_map(|w| [(w, false, 1), (w, true, 1), (w, false, 3)]);
+    for (w, forkjoin, k) in variants {
         let e = FrontEngine::new(FrontOptions {
             forkjoin,
+            box_concurrency: BoxConcurrency {
+                default: k,
+                by_name: Vec::new(),
+            },
             ..FrontOptions::default()
         });
         let (got, st) = run(&e, net, b, input, w)
-            .unwrap_or_else(|e| panic!("front -w {w} forkjoin {forkjoin}: {e}"));
+            .unwrap_or_else(|e| panic!("front -w {w} forkjoin {forkjoin} K {k}: {e}"));
         assert!(st.balanced(), "front -w {w}: unbalanced\n{st}");
         assert_eq!(st.workers.len(), w);
         if ordered {
@@ -379,4 +385,93 @@ fn det_initialisers() {
     let input: Vec<Record> = (0..20).map(|i| a(i % 7).with_tag("id", i)).collect();
     let out = agree(&net, &b, &input, true);
     assert_eq!(out.len(), 22);
+}
+
+/// A box that sleeps longer for earlier records (so later invocations finish first when
+/// they run concurrently) and emits 0, 1 or 3 records; counts how many of its
+/// invocations overlap.
+fn jittered(now: Arc<AtomicUsize>, peak: Arc<AtomicUsize>) -> Arc<dyn snet_core::BoxFn> {
+    Arc::new(move |args: snet_core::Args, out: &mut dyn Emitter| {
+        let a = int_arg(&args, 0)?;
+        let n = now.fetch_add(1, Ordering::SeqCst) + 1;
+        peak.fetch_max(n, Ordering::SeqCst);
+        std::thread::sleep(std::time::Duration::from_micros(20 * (8 - (a % 8)) as u64));
+        now.fetch_sub(1, Ordering::SeqCst);
+        for k in 0..[0, 1, 3][(a % 3) as usize] {
+            out.emit(
+                1,
+                snet_core::args![Arg::Field(Some(Value::int(a * 10 + k)))],
+            )?;
+        }
+        Ok(())
+    })
+}
+
+#[test]
+fn concurrent_invocations_of_one_box_keep_stream_order() {
+    let net = compile("net one { box work((A) -> (A)); box g((A) -> (A)); } connect work .. g;");
+    let now = Arc::new(AtomicUsize::new(0));
+    let peak = Arc::new(AtomicUsize::new(0));
+    let b = boxes(vec![("work", jittered(now, peak.clone())), ("g", id())]);
+    let input: Vec<Record> = (0..200).map(a).collect();
+    let (want, _) = run(&SeqEngine, &net, &b, &input, 1).unwrap();
+    let expect: usize = (0..200).map(|a| [0, 1, 3][a % 3]).sum();
+    assert_eq!(want.len(), expect);
+    for w in [2, 3] {
+        let e = FrontEngine::new(FrontOptions {
+            box_concurrency: "1,work=4".parse().unwrap(),
+            ..FrontOptions::default()
+        });
+        // Overlap depends on scheduling: some of the runs must show it.
+        peak.store(0, Ordering::SeqCst);
+        for _ in 0..10 {
+            let (got, st) = run(&e, &net, &b, &input, w).unwrap();
+            assert!(st.balanced(), "{st}");
+            assert_eq!(show(&got), show(&want), "-w {w}: stream order");
+        }
+        let p = peak.load(Ordering::SeqCst);
+        assert!((2..=4).contains(&p), "-w {w}: {p} overlapping invocations");
+    }
+}
+
+#[test]
+fn concurrent_invocations_inside_a_deterministic_split() {
+    let net = compile("net one { box work((A) -> (A)); } connect (work .. work)!!<T>;");
+    let now = Arc::new(AtomicUsize::new(0));
+    let peak = Arc::new(AtomicUsize::new(0));
+    let b = boxes(vec![("work", jittered(now, peak))]);
+    let input: Vec<Record> = (0..150).map(|i| a(i).with_tag("T", i % 4)).collect();
+    let (want, _) = run(&SeqEngine, &net, &b, &input, 1).unwrap();
+    let e = FrontEngine::new(FrontOptions {
+        box_concurrency: "3".parse().unwrap(),
+        ..FrontOptions::default()
+    });
+    for _ in 0..5 {
+        let (got, st) = run(&e, &net, &b, &input, 2).unwrap();
+        assert!(st.balanced(), "{st}");
+        assert_eq!(show(&got), show(&want));
+    }
+}
+
+#[test]
+fn a_failing_concurrent_box_stops_the_run() {
+    let net = compile("net one { box work((A) -> (A)); } connect work;");
+    let bad: Arc<dyn snet_core::BoxFn> =
+        Arc::new(|args: snet_core::Args, out: &mut dyn Emitter| {
+            let a = int_arg(&args, 0)?;
+            if a == 57 {
+                return Err(BoxFailure("fifty-seven".into()));
+            }
+            out.emit(1, snet_core::args![Arg::Field(Some(Value::int(a)))])
+        });
+    let b = boxes(vec![("work", bad)]);
+    let input: Vec<Record> = (0..300).map(a).collect();
+    let e = FrontEngine::new(FrontOptions {
+        box_concurrency: "4".parse().unwrap(),
+        ..FrontOptions::default()
+    });
+    for w in 1..=3 {
+        let err = run(&e, &net, &b, &input, w).expect_err("must fail");
+        assert!(err.to_string().contains("fifty-seven"), "{err}");
+    }
 }

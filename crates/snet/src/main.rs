@@ -20,7 +20,7 @@ enum Command {
     /// Write the static network as Graphviz DOT.
     Graph(cli::graph::GraphArgs),
     /// Run a program on records (XML by default), with C boxes from SOURCES.
-    Run(cli::run::RunArgs),
+    Run(Box<cli::run::RunArgs>),
 }
 
 fn main() -> ExitCode {
@@ -45,7 +45,7 @@ fn main() -> ExitCode {
         .spawn(move || match cli.command {
             Command::Check(args) => cli::check::run(args),
             Command::Graph(args) => cli::graph::run(args),
-            Command::Run(args) => cli::run::run(args),
+            Command::Run(args) => cli::run::run(*args),
         });
     match work.map(|h| h.join()) {
         Ok(Ok(code)) => code,

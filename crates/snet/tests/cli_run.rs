@@ -248,3 +248,56 @@ fn a_c_box_with_an_8_mib_local_array_runs_on_every_engine() {
         }
     }
 }
+
+#[test]
+fn box_concurrency_keeps_the_output_order_and_rejects_bad_limits() {
+    // A C box that works longer on even values: concurrent invocations finish out of
+    // order, the output must not.
+    let prog = tmp(
+        "conc.snet",
+        "net conc { box slow((A) -> (A)); } connect slow;",
+    );
+    let c = tmp(
+        "slow.c",
+        "#include <C4SNet.h>\n#include <time.h>\nvoid *slow(void *hnd, c4snet_data_t *a)\n{\n    int v = *(int *)C4SNetGetData(a);\n    struct timespec t = {0, (v % 2 == 0) ? 200000 : 1000};\n    nanosleep(&t, 0);\n    C4SNetOut(hnd, 1, a);\n    return hnd;\n}\n",
+    );
+    let input: String = (0..100)
+        .map(|i| format!("<record xmlns=\"snet-home.org\" type=\"data\" mode=\"textual\" interface=\"C4SNet\"><field label=\"A\">(int){i}</field></record>\n"))
+        .collect();
+    let want: Vec<String> = (0..100).map(|i| format!("(int){i}<")).collect();
+    for k in ["2", "slow=4", "1,slow=3"] {
+        let args = [
+            "run",
+            prog.to_str().unwrap(),
+            c.to_str().unwrap(),
+            "-w",
+            "2",
+            "--box-concurrency",
+            k,
+        ];
+        let out = snet(&args, &input);
+        assert!(out.status.success(), "{k}: {}", text(&out.stderr));
+        let stdout = text(&out.stdout);
+        let got: Vec<String> = stdout
+            .split("<field label=\"A\"")
+            .skip(1)
+            .map(|s| {
+                let v = &s[s.find('>').unwrap() + 1..];
+                v[..v.find('<').unwrap() + 1].to_string()
+            })
+            .collect();
+        assert_eq!(got, want, "--box-concurrency {k}");
+    }
+    let out = snet(
+        &[
+            "run",
+            prog.to_str().unwrap(),
+            c.to_str().unwrap(),
+            "--box-concurrency",
+            "slow=0",
+        ],
+        &input,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("--box-concurrency"));
+}

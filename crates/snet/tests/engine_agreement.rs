@@ -65,6 +65,34 @@ fn run_on(
     Ok(out.iter().map(canon).collect())
 }
 
+/// `front` with every box allowed `k` concurrent invocations (seed 003 §4.7).
+fn run_front_concurrent(
+    prog: &Program,
+    k: usize,
+    workers: usize,
+    input: &[Record],
+) -> Result<Vec<String>, String> {
+    let mut out: Vec<Record> = Vec::new();
+    let mut src = input.iter().map(deep_copy).fuse();
+    let e = snet_front::FrontEngine::new(snet_front::FrontOptions {
+        box_concurrency: snet_front::BoxConcurrency {
+            default: k,
+            by_name: Vec::new(),
+        },
+        ..Default::default()
+    });
+    snet_core::Engine::run(
+        &e,
+        prog.net(),
+        prog.boxes(),
+        &mut src,
+        &mut out,
+        &RunOptions { workers },
+    )
+    .map_err(|e| e.to_string())?;
+    Ok(out.iter().map(canon).collect())
+}
+
 fn sorted(mut v: Vec<String>) -> Vec<String> {
     v.sort();
     v
@@ -102,6 +130,19 @@ fn check_agreement(
                 ));
             }
         }
+    }
+    // Concurrent invocations of every box must not change the outcome either.
+    let got = run_front_concurrent(prog, 3, 2, input)
+        .map_err(|e| format!("{name} [front --box-concurrency 3 -w 2]: {e}"))?;
+    let same = if ordered {
+        got == want
+    } else {
+        sorted(got.clone()) == sorted(want.clone())
+    };
+    if !same {
+        return Err(format!(
+            "{name} [front --box-concurrency 3 -w 2] differs from seq:\n  seq:  {want:?}\n  got:  {got:?}"
+        ));
     }
     Ok(want)
 }

@@ -39,6 +39,11 @@ pub(crate) struct RunArgs {
     /// written "A + B*output" (or "A,B").
     #[arg(long, value_name = "BOUND")]
     pub(crate) input_limit: Option<String>,
+    /// front engine: concurrent invocations per box instance (seed 003 §4.7), `K` for
+    /// every box and/or `BOX=K` items, comma-separated (e.g. `4` or `1,work=8`); outputs
+    /// keep stream order.
+    #[arg(long, value_name = "K")]
+    pub(crate) box_concurrency: Option<String>,
     /// Worker threads (default: number of cores).
     #[arg(short = 'w', long = "workers")]
     pub(crate) workers: Option<usize>,
@@ -186,8 +191,17 @@ pub(crate) fn run(args: RunArgs) -> ExitCode {
                     return ExitCode::from(2);
                 }
             };
+            let box_concurrency = match args.box_concurrency.as_deref().map(str::parse) {
+                None => Default::default(),
+                Some(Ok(c)) => c,
+                Some(Err(e)) => {
+                    eprintln!("error: --box-concurrency: {e}");
+                    return ExitCode::from(2);
+                }
+            };
             let fo = snet_front::FrontOptions {
                 input_limit,
+                box_concurrency,
                 trace: args.lpel.trace.clone(),
                 ..Default::default()
             };
