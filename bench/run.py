@@ -99,11 +99,23 @@ def config(name, workdir, quick):
         def check(recs):
             assert len(recs) == count
         return (os.path.join(PROGS, 'fan', 'fan.snet'), [os.path.join(PROGS, 'fan', 'work.c')], inp, check)
+    if name == 'boxconc':
+        count = 10_000
+        inp = gen(['fan', str(count), '64'], 'fan.xml')
+
+        def check(recs):
+            assert [f['A'] for f, _ in recs] == list(range(count)), 'input order kept'
+        return (os.path.join(PROGS, 'boxconc', 'boxconc.snet'), [os.path.join(PROGS, 'fan', 'work.c')], inp, check)
     raise SystemExit(f'unknown benchmark {name}')
 
 
 def run(snet, prog, sources, inp, engine, workers, out):
-    cmd = [snet, 'run', prog] + sources + ['-i', inp, '-o', out, '--engine', engine, '-w', str(workers)]
+    extra = []
+    m = re.fullmatch(r'front-bc(\d+)', engine)
+    if m:
+        # front with concurrent invocations of each box (seed 003 §4.7).
+        engine, extra = 'front', ['--box-concurrency', m.group(1)]
+    cmd = [snet, 'run', prog] + sources + ['-i', inp, '-o', out, '--engine', engine, '-w', str(workers)] + extra
     t0 = time.perf_counter()
     r = subprocess.run(cmd, capture_output=True, text=True)
     dt = time.perf_counter() - t0
@@ -138,7 +150,7 @@ def main():
     for name in names:
         prog, sources, inp, check = config(name, workdir, a.quick)
         base = None
-        for engine in engines:
+        for engine in engines + (['front-bc2'] if name == 'boxconc' else []):
             for w in ([1] if engine == 'seq' else [1, 2]):
                 out = os.path.join(workdir, 'check.xml')
                 try:
@@ -191,8 +203,9 @@ def main():
         table[(name, engine, str(w))] = [name, engine, str(w), f'{med:.3f}', f'{ratio:.2f}', str(cb or ''), vs,
                                          f'{commit} {when} load {load}']
     order = {n: i for i, n in enumerate(['deep0', 'deep100', 'deep1000', 'deep10000', 'synchro100', 'synchro1000',
-                                         'synchro10000', 'fibtree15', 'fibtree20', 'fibtree25', 'pipe', 'fan'])}
-    eorder = {e: i for i, e in enumerate(['seq', 'threads', 'front', 'lpel'])}
+                                         'synchro10000', 'fibtree15', 'fibtree20', 'fibtree25', 'pipe', 'fan',
+                                         'boxconc'])}
+    eorder = {e: i for i, e in enumerate(['seq', 'threads', 'front', 'front-bc2', 'lpel'])}
     keys = sorted(table, key=lambda k: (order.get(k[0], 99), eorder.get(k[1], 9), k[2]))
     lines = [
         '# S-Net benchmarks (bench/run.py)', '',
@@ -201,7 +214,8 @@ def main():
         f'median of {a.runs} runs (configurations slower than {a.slow:.0f} s: the checked run). '
         '"speed vs seq" is the ratio to the seq engine in the same run; "classic best" is the best '
         'classic-runtime figure of BENCHMARKS.md §1. pipe: 10 identity C boxes; fan: 64 tag values, '
-        'a C box spinning 50 us. The last column records commit, time and load average '
+        'a C box spinning 50 us; boxconc: that box alone on the same input (output order checked), '
+        'front-bc2 = front --box-concurrency 2. The last column records commit, time and load average '
         '(the machine is shared; high load makes wall times and 2-worker figures unreliable).', '',
         '| benchmark | engine | workers | median s | speed vs seq | classic best | vs classic | run |',
         '|---|---|---|---|---|---|---|---|',
