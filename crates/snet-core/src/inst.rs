@@ -79,7 +79,7 @@ pub struct Inst {
     /// For star stages: a later stage such that every stage in between is an identity
     /// (fired synchrocells), for O(1) passage through long fired chains (spec §7.6).
     pub(crate) skip: Mutex<Option<Weak<Inst>>>,
-    engine: OnceLock<Box<dyn Any + Send + Sync>>,
+    engine: crate::engine_slot::EngineSlot,
 }
 
 impl fmt::Debug for Inst {
@@ -207,7 +207,7 @@ impl Inst {
                 kind,
                 next_stage: OnceLock::new(),
                 skip: Mutex::new(None),
-                engine: OnceLock::new(),
+                engine: Default::default(),
             }
         });
         if !pending_init.is_empty() {
@@ -253,11 +253,7 @@ impl Inst {
 
     /// The engine's per-entity state for this box leaf, created on first use.
     pub fn engine_slot<T: Any + Send + Sync>(&self, init: impl FnOnce() -> T) -> &T {
-        let b = self.engine.get_or_init(|| Box::new(init()));
-        match b.downcast_ref::<T>() {
-            Some(t) => t,
-            None => panic!("engine slot used with two different types"),
-        }
+        self.engine.get_or_init(init)
     }
 
     /// True if this instance currently passes every record unchanged (an identity or a

@@ -13,6 +13,7 @@ pub mod box_call;
 pub mod boxes;
 pub mod det;
 pub mod engine;
+mod engine_slot;
 pub mod error;
 pub mod filter;
 pub mod inst;

@@ -268,20 +268,18 @@ impl<'a> Walker<'a> {
     /// Walks `tok` from `pos` until every record it becomes has ended somewhere.
     pub fn walk(&self, pos: Pos, tok: Token, sink: &mut dyn FnMut(Step)) -> Result<(), RunError> {
         let mut stack = WalkStack::default();
-        stack.push(Item::At(pos, tok));
+        self.walk_from(pos, tok, &mut stack, sink)?;
         self.run_stack(stack, sink)
     }
 
     fn run_stack(&self, mut stack: WalkStack, sink: &mut dyn FnMut(Step)) -> Result<(), RunError> {
-        let mut outs: Vec<Record> = Vec::new();
         while let Some(item) = stack.pop() {
-            let (pos, mut tok) = match item {
-                Item::At(pos, tok) => (pos, tok),
+            match item {
+                Item::At(pos, tok) => self.walk_from(pos, tok, &mut stack, sink)?,
                 Item::Drain(inst) => {
                     if inst.start_drain() {
                         stack.push(Item::Draining(inst));
                     }
-                    continue;
                 }
                 Item::Draining(inst) => {
                     if let Some(t) = inst.pop_out() {
@@ -289,36 +287,69 @@ impl<'a> Walker<'a> {
                         stack.push(Item::Draining(inst.clone()));
                         stack.push(Item::At(Pos::Leave(inst), t));
                     }
-                    continue;
                 }
-            };
+            }
+        }
+        Ok(())
+    }
+
+    /// Moves one record on from `pos` while it stays one record (the record stays in
+    /// place: it is large, and moving it through the stack at every step cost more than
+    /// the routing). Where it becomes several, or releases collectors, the pending work
+    /// goes onto `stack`, to be run next (depth first, in emission order).
+    fn walk_from(
+        &self,
+        mut pos: Pos,
+        mut tok: Token,
+        stack: &mut WalkStack,
+        sink: &mut dyn FnMut(Step),
+    ) -> Result<(), RunError> {
+        loop {
             match pos {
                 Pos::Enter(inst) => match &inst.kind {
-                    InstKind::Box(_) => sink(Step::Box(inst, tok)),
-                    InstKind::Identity => stack.push(Item::At(Pos::Leave(inst), tok)),
+                    InstKind::Box(_) => {
+                        sink(Step::Box(inst, tok));
+                        return Ok(());
+                    }
+                    InstKind::Identity => pos = Pos::Leave(inst),
                     InstKind::Filter => {
                         let NodeKind::Filter(f) = &self.net.node(inst.node).kind else {
                             unreachable!("filter instance of a non-filter node")
                         };
+                        // The stack's buffer: no allocation per filter application.
+                        let mut outs = std::mem::take(&mut stack.outs);
                         outs.clear();
+                        let ctx = tok.ctx;
                         filter::apply(f, tok.rec, &mut outs)
                             .map_err(|b| self.err(&inst, &b.1, b.0.to_string()))?;
                         let n = outs.len();
                         self.counters.produced(n);
                         self.counters.consumed(1);
-                        ctx_add(&tok.ctx, n);
+                        ctx_add(&ctx, n);
+                        let mut released = Released::new();
+                        ctx_release(&ctx, &mut released);
+                        push_drains(stack, released);
+                        // (A filter with outputs keeps its frame alive: `released` is
+                        // only non-empty when it consumed the record without output.)
+                        if n == 1 {
+                            // The common case: one record on, in place.
+                            let rec = outs.pop().expect("one output");
+                            stack.outs = outs;
+                            pos = Pos::Leave(inst);
+                            tok = Token { rec, ctx };
+                            continue;
+                        }
                         for rec in outs.drain(..).rev() {
                             stack.push(Item::At(
                                 Pos::Leave(inst.clone()),
                                 Token {
                                     rec,
-                                    ctx: tok.ctx.clone(),
+                                    ctx: ctx.clone(),
                                 },
                             ));
                         }
-                        let mut released = Released::new();
-                        ctx_release(&tok.ctx, &mut released);
-                        push_drains(&mut stack, released);
+                        stack.outs = outs;
+                        return Ok(());
                     }
                     InstKind::Sync(cell) => {
                         let NodeKind::Sync(pats) = &self.net.node(inst.node).kind else {
@@ -327,22 +358,25 @@ impl<'a> Walker<'a> {
                         let outcome = lock(cell).handle(pats, tok.rec);
                         match outcome {
                             Ok(SyncOutcome::Forward(rec)) => {
-                                stack.push(Item::At(Pos::Leave(inst), Token { rec, ctx: tok.ctx }))
+                                tok.rec = rec;
+                                pos = Pos::Leave(inst);
                             }
                             Ok(SyncOutcome::Fired(rec)) => {
                                 self.counters.sync_merge();
-                                stack.push(Item::At(Pos::Leave(inst), Token { rec, ctx: tok.ctx }))
+                                tok.rec = rec;
+                                pos = Pos::Leave(inst);
                             }
                             Ok(SyncOutcome::Stored) => {
                                 self.counters.stored(1);
                                 let mut released = Released::new();
                                 ctx_release(&tok.ctx, &mut released);
-                                push_drains(&mut stack, released);
+                                push_drains(stack, released);
+                                return Ok(());
                             }
                             Err(b) => return Err(self.err(&inst, &b.1, b.0.to_string())),
                         }
                     }
-                    InstKind::Serial(a, _) => stack.push(Item::At(Pos::Enter(a.clone()), tok)),
+                    InstKind::Serial(a, _) => pos = Pos::Enter(a.clone()),
                     InstKind::Parallel {
                         branches, single, ..
                     } => {
@@ -374,7 +408,7 @@ impl<'a> Walker<'a> {
                             },
                         };
                         enter_frame(&inst, &mut tok);
-                        stack.push(Item::At(Pos::Enter(branches[b].clone()), tok));
+                        pos = Pos::Enter(branches[b].clone());
                     }
                     InstKind::Star { .. } => {
                         let NodeKind::Star { exits, .. } = &self.net.node(inst.node).kind else {
@@ -382,10 +416,9 @@ impl<'a> Walker<'a> {
                         };
                         enter_frame(&inst, &mut tok);
                         if self.test(&inst, &tok.rec, exits)? {
-                            stack.push(Item::At(Pos::Leave(inst), tok));
+                            pos = Pos::Leave(inst);
                         } else {
-                            let st = self.next_stage(&inst, None, &tok, sink);
-                            stack.push(Item::At(Pos::Enter(st), tok));
+                            pos = Pos::Enter(self.next_stage(&inst, None, &tok, sink));
                         }
                     }
                     InstKind::Split { replicas, .. } => {
@@ -419,15 +452,15 @@ impl<'a> Walker<'a> {
                         for i in inits {
                             sink(Step::Init(i));
                         }
-                        stack.push(Item::At(Pos::Enter(r), tok));
+                        pos = Pos::Enter(r);
                     }
-                    InstKind::Feedback(body) => stack.push(Item::At(Pos::Enter(body.clone()), tok)),
+                    InstKind::Feedback(body) => pos = Pos::Enter(body.clone()),
                 },
                 Pos::Leave(inst) => {
                     let Some(parent) = inst.parent() else {
                         if inst.slot == Slot::Root {
                             sink(Step::Output(tok));
-                            continue;
+                            return Ok(());
                         }
                         return Err(self.err(
                             &inst,
@@ -436,19 +469,22 @@ impl<'a> Walker<'a> {
                         ));
                     };
                     match (&parent.kind, inst.slot) {
-                        (InstKind::Serial(_, b), Slot::Left) => {
-                            stack.push(Item::At(Pos::Enter(b.clone()), tok))
-                        }
+                        (InstKind::Serial(_, b), Slot::Left) => pos = Pos::Enter(b.clone()),
                         (InstKind::Star { .. }, Slot::Stage) => {
                             let NodeKind::Star { exits, .. } = &self.net.node(parent.node).kind
                             else {
                                 unreachable!("star instance of a non-star node")
                             };
                             if self.test(&parent, &tok.rec, exits)? {
-                                self.collect_and_leave(&parent, tok, &mut stack);
+                                match self.collect(&parent, tok, stack) {
+                                    Some(t) => {
+                                        tok = t;
+                                        pos = Pos::Leave(parent);
+                                    }
+                                    None => return Ok(()),
+                                }
                             } else {
-                                let st = self.next_stage(&parent, Some(&inst), &tok, sink);
-                                stack.push(Item::At(Pos::Enter(st), tok));
+                                pos = Pos::Enter(self.next_stage(&parent, Some(&inst), &tok, sink));
                             }
                         }
                         (InstKind::Feedback(body), Slot::Body) => {
@@ -457,27 +493,38 @@ impl<'a> Walker<'a> {
                                 unreachable!("feedback instance of a non-feedback node")
                             };
                             if self.test(&parent, &tok.rec, back)? {
-                                stack.push(Item::At(Pos::Enter(body.clone()), tok));
+                                pos = Pos::Enter(body.clone());
                             } else {
-                                stack.push(Item::At(Pos::Leave(parent), tok));
+                                pos = Pos::Leave(parent);
                             }
                         }
                         (InstKind::Parallel { .. } | InstKind::Split { .. }, _) => {
-                            self.collect_and_leave(&parent, tok, &mut stack);
+                            match self.collect(&parent, tok, stack) {
+                                Some(t) => {
+                                    tok = t;
+                                    pos = Pos::Leave(parent);
+                                }
+                                None => return Ok(()),
+                            }
                         }
-                        _ => stack.push(Item::At(Pos::Leave(parent), tok)),
+                        _ => pos = Pos::Leave(parent),
                     }
                 }
             }
         }
-        Ok(())
     }
 
-    fn collect_and_leave(&self, inst: &Arc<Inst>, tok: Token, stack: &mut WalkStack) {
+    /// Hands `tok` to `inst`'s collector: returns it if it passes straight on (no
+    /// collector, or the oldest frame's record), or `None` if the collector took it;
+    /// collectors it released are pushed onto `stack`.
+    fn collect(&self, inst: &Arc<Inst>, tok: Token, stack: &mut WalkStack) -> Option<Token> {
         let mut released = Released::new();
         match inst.collect(tok, &mut released) {
-            Err(tok) => stack.push(Item::At(Pos::Leave(inst.clone()), tok)),
-            Ok(()) => push_drains(stack, released),
+            Err(tok) => Some(tok),
+            Ok(()) => {
+                push_drains(stack, released);
+                None
+            }
         }
     }
 }
@@ -488,6 +535,8 @@ impl<'a> Walker<'a> {
 struct WalkStack {
     top: Option<Item>,
     rest: Vec<Item>,
+    /// Reused output buffer of filters.
+    outs: Vec<Record>,
 }
 
 impl WalkStack {

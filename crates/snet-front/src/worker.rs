@@ -54,14 +54,6 @@ const FJ_SPIN_ROUNDS: u32 = 256;
 /// so a parked worker looks again this often.
 const FJ_PARK: Duration = Duration::from_millis(2);
 
-/// Where the job a walk continues with is.
-enum Next {
-    /// In the worker's held slot (the record just walked there).
-    Held,
-    /// Taken from the entity's stream.
-    Job(Job),
-}
-
 /// What a worker hands back at the end of the run.
 #[derive(Debug)]
 pub(crate) struct Report {
@@ -78,6 +70,9 @@ pub(crate) struct Worker<'s, 'a> {
     /// walk continues with it).
     held_leaf: Option<Arc<Inst>>,
     held_tok: Option<Token>,
+    /// The job `run_unit` runs next when it is not the held record (taken from a
+    /// stream). Kept in the worker rather than passed around: jobs are large.
+    next_job: Option<Job>,
     /// Depth of the entity being run (0 while walking an input record).
     depth: u32,
     victim: usize,
@@ -92,6 +87,7 @@ impl<'s, 'a> Worker<'s, 'a> {
             sh,
             held_leaf: None,
             held_tok: None,
+            next_job: None,
             depth: 0,
             victim: id,
             idle: Duration::ZERO,
@@ -152,9 +148,9 @@ impl<'s, 'a> Worker<'s, 'a> {
     }
 
     /// Delivers the held step after an invocation of `cur` (or an input walk, `None`):
-    /// returns the entity to continue at (owned) and where its next job is, or pushes
-    /// the record with a licence and returns `None`.
-    fn continue_walk(&mut self, cur: Option<&Arc<Inst>>) -> Option<(Arc<Inst>, Next)> {
+    /// returns the entity to continue at (owned), its next job being the held record
+    /// or `next_job`, or pushes the record with a licence and returns `None`.
+    fn continue_walk(&mut self, cur: Option<&Arc<Inst>>) -> Option<Arc<Inst>> {
         let sh = self.sh;
         let next = self.held_leaf.take()?;
         let s = sh.slot(&next, self.depth + 1);
@@ -170,11 +166,11 @@ impl<'s, 'a> Worker<'s, 'a> {
         if owned {
             if s.ent.is_empty() {
                 // The common case: run the held record next, where it is.
-                return Some((next, Next::Held));
+                return Some(next);
             }
             let tok = self.held_tok.take()?;
-            let job = s.ent.push_pop(Job::Data(tok));
-            return Some((next, Next::Job(job)));
+            self.next_job = Some(s.ent.push_pop(Job::Data(tok)));
+            return Some(next);
         }
         let tok = self.held_tok.take()?;
         self.enqueue(next, Job::Data(tok));
@@ -201,32 +197,29 @@ impl<'s, 'a> Worker<'s, 'a> {
         }
     }
 
-    /// Runs `job` at the owned entity `leaf` and follows the walked records until the
-    /// walk cannot continue; ends the unit.
-    fn run_unit(&mut self, mut leaf: Arc<Inst>, mut job: Next) {
+    /// Runs `next_job` (or else the held record) at the owned entity `leaf` and follows
+    /// the walked records until the walk cannot continue; ends the unit.
+    fn run_unit(&mut self, mut leaf: Arc<Inst>) {
         let sh = self.sh;
         loop {
             let s = sh.slot(&leaf, 0);
             if sh.stop.load(Ordering::Relaxed) {
+                self.next_job = None;
+                self.held_tok = None;
                 s.ent.release();
                 break;
             }
             self.depth = s.depth;
             let start = self.tracer.as_ref().map(Tracer::now);
-            let r = match job {
-                Next::Held => match self.held_tok.take() {
-                    Some(tok) => {
-                        sh.w.run_box(&leaf, Some(tok.rec), tok.ctx, &mut |st| self.on_step(st))
-                    }
-                    None => unreachable!("Next::Held without a held record"),
+            let (input, ctx) = match self.next_job.take() {
+                Some(Job::Data(tok)) => (Some(tok.rec), tok.ctx),
+                Some(Job::Init(ctx)) => (None, ctx),
+                None => match self.held_tok.take() {
+                    Some(tok) => (Some(tok.rec), tok.ctx),
+                    None => unreachable!("run_unit without a job"),
                 },
-                Next::Job(Job::Data(tok)) => {
-                    sh.w.run_box(&leaf, Some(tok.rec), tok.ctx, &mut |st| self.on_step(st))
-                }
-                Next::Job(Job::Init(ctx)) => {
-                    sh.w.run_box(&leaf, None, ctx, &mut |st| self.on_step(st))
-                }
             };
+            let r = sh.w.run_box(&leaf, input, ctx, &mut |st| self.on_step(st));
             if let (Some(t), Some(start)) = (self.tracer.as_mut(), start) {
                 let name = &sh.w.net.node(leaf.node).name;
                 t.record(EventKind::Box, name, start);
@@ -239,12 +232,11 @@ impl<'s, 'a> Worker<'s, 'a> {
                 break;
             }
             match self.continue_walk(Some(&leaf)) {
-                Some((next, j)) => {
+                Some(next) => {
                     if !Arc::ptr_eq(&next, &leaf) {
                         s.ent.release();
                     }
                     leaf = next;
-                    job = j;
                 }
                 None => {
                     s.ent.release();
@@ -381,7 +373,7 @@ impl<'s, 'a> Worker<'s, 'a> {
         let next = self.continue_walk(None);
         drop(src);
         match next {
-            Some((leaf, job)) => self.run_unit(leaf, job),
+            Some(leaf) => self.run_unit(leaf),
             None => sh.end_unit(),
         }
         true
@@ -443,7 +435,8 @@ impl<'s, 'a> Worker<'s, 'a> {
                 if sh.slot(&leaf, 0).ent.limit() > 1 {
                     self.run_concurrent(leaf, job, seq);
                 } else {
-                    self.run_unit(leaf, Next::Job(job));
+                    self.next_job = Some(job);
+                    self.run_unit(leaf);
                 }
                 if fj {
                     // Fibers of this pool worker that became ready run now.
