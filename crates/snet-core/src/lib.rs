@@ -36,5 +36,5 @@ pub use record::{DataMode, Field, Record};
 pub use seq::SeqEngine;
 /// Builds an [`Args`] in place, like `vec!` (no allocation for up to four values).
 pub use smallvec::smallvec as args;
-pub use tagexpr::{BinOp, TagExpr, TagValue, UnOp};
+pub use tagexpr::{BinOp, EvalError, Mismatch, TagExpr, TagValue, UnOp};
 pub use value::{CType, Value};

@@ -104,7 +104,32 @@ pub enum EvalError {
     /// Division or remainder by zero.
     DivisionByZero,
     /// An operand of the wrong type (prevented by the type checker).
-    TypeMismatch(&'static str),
+    TypeMismatch(Mismatch),
+}
+
+/// Which operand type was wrong (a small code, so that evaluation results fit in
+/// registers: tag expressions are evaluated for every record a filter handles).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mismatch {
+    /// `==`/`!=` between an int and a bool.
+    EqIntBool,
+    /// An int was needed.
+    ExpectedInt,
+    /// A bool was needed.
+    ExpectedBool,
+    /// An operator in a position the parser does not produce.
+    Operator,
+}
+
+impl Mismatch {
+    fn describe(self) -> &'static str {
+        match self {
+            Mismatch::EqIntBool => "== between int and bool",
+            Mismatch::ExpectedInt => "expected int, found bool",
+            Mismatch::ExpectedBool => "expected bool, found int",
+            Mismatch::Operator => "unreachable operator",
+        }
+    }
 }
 
 impl fmt::Display for EvalError {
@@ -114,7 +139,9 @@ impl fmt::Display for EvalError {
                 write!(f, "tag expression reads {l}, which the record lacks")
             }
             EvalError::DivisionByZero => write!(f, "division by zero in a tag expression"),
-            EvalError::TypeMismatch(what) => write!(f, "type mismatch in tag expression: {what}"),
+            EvalError::TypeMismatch(what) => {
+                write!(f, "type mismatch in tag expression: {}", what.describe())
+            }
         }
     }
 }
@@ -123,6 +150,7 @@ impl std::error::Error for EvalError {}
 
 impl TagExpr {
     /// Evaluates on `rec`.
+    #[inline]
     pub fn eval(&self, rec: &Record) -> Result<TagValue, EvalError> {
         Ok(match self {
             TagExpr::Int(v) => TagValue::Int(*v),
@@ -136,7 +164,7 @@ impl TagExpr {
                     let eq = match (a.eval(rec)?, b.eval(rec)?) {
                         (TagValue::Int(x), TagValue::Int(y)) => x == y,
                         (TagValue::Bool(x), TagValue::Bool(y)) => x == y,
-                        _ => return Err(EvalError::TypeMismatch("== between int and bool")),
+                        _ => return Err(EvalError::TypeMismatch(Mismatch::EqIntBool)),
                     };
                     TagValue::Bool(if *op == BinOp::Eq { eq } else { !eq })
                 }
@@ -166,7 +194,7 @@ impl TagExpr {
                         BinOp::Min => TagValue::Int(x.min(y)),
                         BinOp::Max => TagValue::Int(x.max(y)),
                         BinOp::Or | BinOp::And | BinOp::Eq | BinOp::Ne => {
-                            return Err(EvalError::TypeMismatch("unreachable operator"))
+                            return Err(EvalError::TypeMismatch(Mismatch::Operator))
                         }
                     }
                 }
@@ -185,7 +213,7 @@ impl TagExpr {
     pub fn eval_int(&self, rec: &Record) -> Result<i32, EvalError> {
         match self.eval(rec)? {
             TagValue::Int(v) => Ok(v),
-            TagValue::Bool(_) => Err(EvalError::TypeMismatch("expected int, found bool")),
+            TagValue::Bool(_) => Err(EvalError::TypeMismatch(Mismatch::ExpectedInt)),
         }
     }
 
@@ -193,7 +221,7 @@ impl TagExpr {
     pub fn eval_bool(&self, rec: &Record) -> Result<bool, EvalError> {
         match self.eval(rec)? {
             TagValue::Bool(v) => Ok(v),
-            TagValue::Int(_) => Err(EvalError::TypeMismatch("expected bool, found int")),
+            TagValue::Int(_) => Err(EvalError::TypeMismatch(Mismatch::ExpectedBool)),
         }
     }
 }
