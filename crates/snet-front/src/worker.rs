@@ -372,6 +372,8 @@ impl<'s, 'a> Worker<'s, 'a> {
         // Deliver before releasing the input: the next input record must not overtake.
         let next = self.continue_walk(None);
         drop(src);
+        // A worker may have parked because the input was busy (`has_work`).
+        sh.sleep.notify_one();
         match next {
             Some(leaf) => self.run_unit(leaf),
             None => sh.end_unit(),
@@ -409,7 +411,10 @@ impl<'s, 'a> Worker<'s, 'a> {
         let sh = self.sh;
         sh.over()
             || !sh.lists[self.id].is_empty()
-            || sh.input_admissible()
+            // Input only counts while nobody reads it: a reader walking a long input
+            // record (a network without boxes walks entirely there) would otherwise keep
+            // this worker spinning. The reader notifies when it lets go of the input.
+            || (sh.input_admissible() && sh.input.try_lock().is_ok())
             || (sh.term.input_done() && sh.term.idle())
             || self.try_steal()
     }
