@@ -41,7 +41,8 @@ pub enum Slot {
 
 /// What an instance holds, by node kind.
 pub(crate) enum InstKind {
-    Box(usize),
+    /// A box leaf: the box index and the engine's per-entity state.
+    Box(usize, crate::engine_slot::EngineSlot),
     Filter,
     Identity,
     Sync(Mutex<SyncCell>),
@@ -50,18 +51,18 @@ pub(crate) enum InstKind {
         branches: Vec<Arc<Inst>>,
         /// The only branch that receives data records, if all others are initialisers.
         single: Option<usize>,
-        coll: Option<Mutex<Collector>>,
+        coll: Option<Box<Mutex<Collector>>>,
     },
     Star {
         /// The first live stage. Stages before it were identities (fired cells) and are
         /// retired: freed once no record is inside them, so memory stays bounded on
         /// long streams through continuous-synchronisation stars.
         first: Mutex<Option<Arc<Inst>>>,
-        coll: Option<Mutex<Collector>>,
+        coll: Option<Box<Mutex<Collector>>>,
     },
     Split {
-        replicas: Mutex<HashMap<i32, Arc<Inst>>>,
-        coll: Option<Mutex<Collector>>,
+        replicas: Box<Mutex<HashMap<i32, Arc<Inst>>>>,
+        coll: Option<Box<Mutex<Collector>>>,
     },
     Feedback(Arc<Inst>),
 }
@@ -79,7 +80,6 @@ pub struct Inst {
     /// For star stages: a later stage such that every stage in between is an identity
     /// (fired synchrocells), for O(1) passage through long fired chains (spec §7.6).
     pub(crate) skip: Mutex<Option<Weak<Inst>>>,
-    engine: crate::engine_slot::EngineSlot,
 }
 
 impl fmt::Debug for Inst {
@@ -131,7 +131,7 @@ impl Inst {
         let mut pending_init: Vec<usize> = Vec::new();
         let inst = Arc::new_cyclic(|me: &Weak<Inst>| {
             let kind = match &net.node(node).kind {
-                NodeKind::Box(i) => InstKind::Box(*i),
+                NodeKind::Box(i) => InstKind::Box(*i, Default::default()),
                 NodeKind::Filter(_) => InstKind::Filter,
                 NodeKind::Identity => InstKind::Identity,
                 NodeKind::Sync(ps) => InstKind::Sync(Mutex::new(SyncCell::new(ps.len()))),
@@ -170,9 +170,11 @@ impl Inst {
                         .collect();
                     let single = (data.len() == 1).then(|| data[0]);
                     let coll = if *det {
-                        Some(Mutex::new(Collector::new(CollectorMode::Ordered)))
+                        Some(Box::new(Mutex::new(Collector::new(CollectorMode::Ordered))))
                     } else if !pending_init.is_empty() {
-                        Some(Mutex::new(Collector::new(CollectorMode::InitGate)))
+                        Some(Box::new(Mutex::new(Collector::new(
+                            CollectorMode::InitGate,
+                        ))))
                     } else {
                         None
                     };
@@ -184,11 +186,11 @@ impl Inst {
                 }
                 NodeKind::Star { det, .. } => InstKind::Star {
                     first: Mutex::new(None),
-                    coll: det.then(|| Mutex::new(Collector::new(CollectorMode::Ordered))),
+                    coll: det.then(|| Box::new(Mutex::new(Collector::new(CollectorMode::Ordered)))),
                 },
                 NodeKind::Split { det, .. } => InstKind::Split {
-                    replicas: Mutex::new(HashMap::new()),
-                    coll: det.then(|| Mutex::new(Collector::new(CollectorMode::Ordered))),
+                    replicas: Box::new(Mutex::new(HashMap::new())),
+                    coll: det.then(|| Box::new(Mutex::new(Collector::new(CollectorMode::Ordered)))),
                 },
                 NodeKind::Feedback { body, .. } => InstKind::Feedback(Inst::create(
                     net,
@@ -207,13 +209,12 @@ impl Inst {
                 kind,
                 next_stage: OnceLock::new(),
                 skip: Mutex::new(None),
-                engine: Default::default(),
             }
         });
         if !pending_init.is_empty() {
             // Initialiser records form input 0 of this composition's collector.
             if let InstKind::Parallel { branches, coll, .. } = &inst.kind {
-                let seq = coll.as_ref().map(|c| lock(c).next_seq()).unwrap_or(0);
+                let seq = coll.as_deref().map(|c| lock(c).next_seq()).unwrap_or(0);
                 let frame = Frame::new(seq, pending_init.len(), ctx.clone(), inst.clone());
                 // The frame is a live unit of the enclosing context (protocol step 1).
                 crate::det::ctx_add(ctx, 1);
@@ -246,14 +247,17 @@ impl Inst {
     /// The box index of a box leaf.
     pub fn box_index(&self) -> Option<usize> {
         match self.kind {
-            InstKind::Box(i) => Some(i),
+            InstKind::Box(i, _) => Some(i),
             _ => None,
         }
     }
 
     /// The engine's per-entity state for this box leaf, created on first use.
     pub fn engine_slot<T: Any + Send + Sync>(&self, init: impl FnOnce() -> T) -> &T {
-        self.engine.get_or_init(init)
+        match &self.kind {
+            InstKind::Box(_, e) => e.get_or_init(init),
+            _ => panic!("engine slot of a non-box instance"),
+        }
     }
 
     /// True if this instance currently passes every record unchanged (an identity or a
@@ -271,7 +275,7 @@ impl Inst {
         match &self.kind {
             InstKind::Parallel { coll, .. }
             | InstKind::Star { coll, .. }
-            | InstKind::Split { coll, .. } => coll.as_ref(),
+            | InstKind::Split { coll, .. } => coll.as_deref(),
             _ => None,
         }
     }
@@ -360,8 +364,10 @@ impl Inst {
                         stack.push(st);
                     }
                 }
-                InstKind::Split { replicas, .. } => stack.extend(lock(replicas).values().cloned()),
-                InstKind::Box(_) | InstKind::Filter | InstKind::Identity => {}
+                InstKind::Split { replicas, .. } => {
+                    stack.extend(lock(&**replicas).values().cloned())
+                }
+                InstKind::Box(..) | InstKind::Filter | InstKind::Identity => {}
             }
         }
         n

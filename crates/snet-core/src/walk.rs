@@ -313,7 +313,7 @@ impl<'a> Walker<'a> {
         loop {
             match pos {
                 Pos::Enter(inst) => match &inst.kind {
-                    InstKind::Box(_) => {
+                    InstKind::Box(..) => {
                         sink(Step::Box(inst, tok));
                         return Ok(());
                     }
@@ -441,7 +441,7 @@ impl<'a> Walker<'a> {
                         };
                         enter_frame(&inst, &mut tok);
                         let mut inits = Vec::new();
-                        let r = lock(replicas)
+                        let r = lock(&**replicas)
                             .entry(v)
                             .or_insert_with(|| {
                                 Inst::create(
