@@ -31,8 +31,10 @@ pub enum Slot {
     Right,
     /// Branch `i` of a parallel composition.
     Branch(u32),
-    /// A stage of a serial replication.
-    Stage,
+    /// A stage of a serial replication (of the star node given), so that a record
+    /// leaving a stage can be routed without touching the star instance (whose
+    /// reference count every worker would otherwise update at every firing).
+    Stage(NodeId),
     /// A replica of a parallel replication.
     Replica,
     /// The operand of a feedback loop.

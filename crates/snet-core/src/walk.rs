@@ -106,7 +106,11 @@ impl<'a> Walker<'a> {
     }
 
     fn err(&self, inst: &Inst, rec: &Record, msg: impl Into<String>) -> RunError {
-        let n = self.net.node(inst.node);
+        self.err_at(inst.node, rec, msg)
+    }
+
+    fn err_at(&self, node: crate::net::NodeId, rec: &Record, msg: impl Into<String>) -> RunError {
+        let n = self.net.node(node);
         RunError::new(
             format!("{} at {}", n.name, n.loc),
             Some(format!("{rec:?}")),
@@ -211,7 +215,7 @@ impl<'a> Walker<'a> {
                 self.net,
                 *body,
                 Arc::downgrade(star),
-                Slot::Stage,
+                Slot::Stage(star.node),
                 &tok.ctx,
                 &self.insts,
                 inits,
@@ -463,6 +467,23 @@ impl<'a> Walker<'a> {
                     InstKind::Feedback(body) => pos = Pos::Enter(body.clone()),
                 },
                 Pos::Leave(inst) => {
+                    if let Slot::Stage(star) = inst.slot {
+                        // The common case of a star: on to the existing next stage,
+                        // without the star instance itself.
+                        let NodeKind::Star { exits, .. } = &self.net.node(star).kind else {
+                            unreachable!("stage of a non-star node")
+                        };
+                        let exit = pattern::matches_any(&tok.rec, exits)
+                            .map_err(|e| self.err_at(star, &tok.rec, e.to_string()))?;
+                        if !exit {
+                            if let Some(n) = inst.next_stage.get() {
+                                if !n.is_identity() {
+                                    pos = Pos::Enter(n.clone());
+                                    continue;
+                                }
+                            }
+                        }
+                    }
                     let Some(parent) = inst.parent() else {
                         if inst.slot == Slot::Root {
                             sink(Step::Output(tok));
@@ -476,7 +497,7 @@ impl<'a> Walker<'a> {
                     };
                     match (&parent.kind, inst.slot) {
                         (InstKind::Serial(_, b), Slot::Left) => pos = Pos::Enter(b.clone()),
-                        (InstKind::Star { .. }, Slot::Stage) => {
+                        (InstKind::Star { .. }, Slot::Stage(_)) => {
                             let NodeKind::Star { exits, .. } = &self.net.node(parent.node).kind
                             else {
                                 unreachable!("star instance of a non-star node")
