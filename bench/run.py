@@ -5,7 +5,7 @@ configuration's output. Prints a table and writes bench/RESULTS-snet.md.
 
 usage: bench/run.py [--runs N] [--engines seq,threads,...] [--quick] [NAME ...]
 NAME: deep0 deep100 deep1000 deep10000 synchro100 synchro1000 synchro10000
-      fibtree15 fibtree20 fibtree25 pipe fan   (default: all)
+      fibtree15 fibtree20 fibtree25 pipe1 pipe fan boxconc   (default: all)
 """
 import argparse
 import os
@@ -81,12 +81,15 @@ def config(name, workdir, quick):
         def check(recs):
             assert [t.get('F') for _, t in recs] == [fib(n)], f'fib({n})'
         return (os.path.join(ROOT, 'examples', 'compute', 'fibtree', 'fibtree.snet'), [], inp, check)
-    if name == 'pipe':
+    if name in ('pipe', 'pipe1'):
+        # pipe: 10 identity boxes; pipe1: one (its time is the I/O and set-up floor, so
+        # (pipe - pipe1) / (9 N) is the marginal cost of a hop).
         count = 100_000 if quick else 1_000_000
-        prog = os.path.join(workdir, 'pipe.snet')
+        k = 10 if name == 'pipe' else 1
+        prog = os.path.join(workdir, f'pipe{k}.snet')
         if not os.path.exists(prog):
             with open(prog, 'w') as f:
-                subprocess.run([sys.executable, GEN, 'pipe-program', '10'], stdout=f, check=True)
+                subprocess.run([sys.executable, GEN, 'pipe-program', str(k)], stdout=f, check=True)
         inp = gen(['pipe', str(count)], f'pipe{count}.xml')
 
         def check(recs):
@@ -135,7 +138,8 @@ def main():
     ap.add_argument('names', nargs='*')
     a = ap.parse_args()
     names = a.names or ['deep0', 'deep100', 'deep1000', 'deep10000', 'synchro100', 'synchro1000',
-                        'synchro10000', 'fibtree15', 'fibtree20', 'fibtree25', 'pipe', 'fan']
+                        'synchro10000', 'fibtree15', 'fibtree20', 'fibtree25', 'pipe1', 'pipe', 'fan',
+                        'boxconc']
     if a.engines:
         engines = a.engines.split(',')
     else:
@@ -173,7 +177,11 @@ def main():
                 extra = ''
                 if name == 'pipe':
                     count = 100_000 if a.quick else 1_000_000
-                    extra = f'  ({med / count / 10 * 1e9:.1f} ns/record/hop)'
+                    extra = f'  ({med / count / 10 * 1e9:.1f} ns/record/hop incl. I/O)'
+                    floor = next((r[3] for r in rows if r[0] == 'pipe1' and r[1] == engine and r[2] == w
+                                  and r[3] is not None), None)
+                    if floor is not None:
+                        extra += f', marginal {(med - floor) / count / 9 * 1e9:.1f} ns/hop vs pipe1'
                 print(f'{name:14} {engine:8} -w{w}  {med:8.3f} s  x{ratio or 0:5.2f} vs seq{extra}', flush=True)
     cpu = 'unknown'
     try:
@@ -203,8 +211,8 @@ def main():
         table[(name, engine, str(w))] = [name, engine, str(w), f'{med:.3f}', f'{ratio:.2f}', str(cb or ''), vs,
                                          f'{commit} {when} load {load}']
     order = {n: i for i, n in enumerate(['deep0', 'deep100', 'deep1000', 'deep10000', 'synchro100', 'synchro1000',
-                                         'synchro10000', 'fibtree15', 'fibtree20', 'fibtree25', 'pipe', 'fan',
-                                         'boxconc'])}
+                                         'synchro10000', 'fibtree15', 'fibtree20', 'fibtree25', 'pipe1', 'pipe',
+                                         'fan', 'boxconc'])}
     eorder = {e: i for i, e in enumerate(['seq', 'threads', 'front', 'front-bc2', 'lpel'])}
     keys = sorted(table, key=lambda k: (order.get(k[0], 99), eorder.get(k[1], 9), k[2]))
     lines = [
@@ -213,7 +221,8 @@ def main():
         'Whole process (parse, XML in, run, XML out to /dev/null), outputs checked before timing; '
         f'median of {a.runs} runs (configurations slower than {a.slow:.0f} s: the checked run). '
         '"speed vs seq" is the ratio to the seq engine in the same run; "classic best" is the best '
-        'classic-runtime figure of BENCHMARKS.md §1. pipe: 10 identity C boxes; fan: 64 tag values, '
+        'classic-runtime figure of BENCHMARKS.md §1. pipe: 10 identity C boxes, pipe1: one '
+        '(the I/O floor; the marginal hop cost is (pipe - pipe1) / (9 x 10^6)); fan: 64 tag values, '
         'a C box spinning 50 us; boxconc: that box alone on the same input (output order checked), '
         'front-bc2 = front --box-concurrency 2. The last column records commit, time and load average '
         '(the machine is shared; high load makes wall times and 2-worker figures unreliable).', '',
