@@ -16,6 +16,10 @@
 //! * idle workers check the input first, then steal half of the licences of a victim's
 //!   front-most stream, round-robin, one thief per victim; then spin, then park
 //!   (module `sleep`).
+//! * with [`FrontOptions::box_concurrency`] (`--box-concurrency K`, seed 003 §4.7) up to
+//!   `K` workers run the same box instance at once on successive records of its
+//!   stream; jobs are numbered as they leave the stream and a per-box collector walks
+//!   the invocations' outputs on in that order, so stream order is kept;
 //! * with [`FrontOptions::forkjoin`], the workers are the workers of a
 //!   [`forkjoin::Pool`]: each worker loop runs as a job on one pool worker, so a Rust
 //!   box can fork with [`forkjoin::join`] / [`forkjoin::for_each`] onto the same
