@@ -150,79 +150,108 @@ impl std::error::Error for EvalError {}
 
 impl TagExpr {
     /// Evaluates on `rec`.
-    #[inline]
     pub fn eval(&self, rec: &Record) -> Result<TagValue, EvalError> {
-        Ok(match self {
-            TagExpr::Int(v) => TagValue::Int(*v),
-            TagExpr::Label(l) => TagValue::Int(rec.tag(*l).ok_or(EvalError::MissingTag(*l))?),
-            TagExpr::Unary(UnOp::Not, e) => TagValue::Bool(!e.eval_bool(rec)?),
-            TagExpr::Unary(UnOp::Abs, e) => TagValue::Int(e.eval_int(rec)?.wrapping_abs()),
-            TagExpr::Binary(op, a, b) => match op {
-                BinOp::Or => TagValue::Bool(a.eval_bool(rec)? || b.eval_bool(rec)?),
-                BinOp::And => TagValue::Bool(a.eval_bool(rec)? && b.eval_bool(rec)?),
-                BinOp::Eq | BinOp::Ne => {
-                    let eq = match (a.eval(rec)?, b.eval(rec)?) {
-                        (TagValue::Int(x), TagValue::Int(y)) => x == y,
-                        (TagValue::Bool(x), TagValue::Bool(y)) => x == y,
-                        _ => return Err(EvalError::TypeMismatch(Mismatch::EqIntBool)),
-                    };
-                    TagValue::Bool(if *op == BinOp::Eq { eq } else { !eq })
-                }
-                _ => {
-                    let x = a.eval_int(rec)?;
-                    let y = b.eval_int(rec)?;
-                    match op {
-                        BinOp::Lt => TagValue::Bool(x < y),
-                        BinOp::Le => TagValue::Bool(x <= y),
-                        BinOp::Gt => TagValue::Bool(x > y),
-                        BinOp::Ge => TagValue::Bool(x >= y),
-                        BinOp::Add => TagValue::Int(x.wrapping_add(y)),
-                        BinOp::Sub => TagValue::Int(x.wrapping_sub(y)),
-                        BinOp::Mul => TagValue::Int(x.wrapping_mul(y)),
-                        BinOp::Div => {
-                            if y == 0 {
-                                return Err(EvalError::DivisionByZero);
-                            }
-                            TagValue::Int(x.wrapping_div(y))
-                        }
-                        BinOp::Mod => {
-                            if y == 0 {
-                                return Err(EvalError::DivisionByZero);
-                            }
-                            TagValue::Int(x.wrapping_rem(y))
-                        }
-                        BinOp::Min => TagValue::Int(x.min(y)),
-                        BinOp::Max => TagValue::Int(x.max(y)),
-                        BinOp::Or | BinOp::And | BinOp::Eq | BinOp::Ne => {
-                            return Err(EvalError::TypeMismatch(Mismatch::Operator))
-                        }
-                    }
-                }
-            },
-            TagExpr::Cond(c, a, b) => {
-                if c.eval_bool(rec)? {
-                    a.eval(rec)?
-                } else {
-                    b.eval(rec)?
-                }
-            }
+        let v = self.raw(rec)?;
+        Ok(if self.is_bool() {
+            TagValue::Bool(v != 0)
+        } else {
+            TagValue::Int(v)
         })
     }
 
     /// Evaluates an `int` expression.
+    #[inline]
     pub fn eval_int(&self, rec: &Record) -> Result<i32, EvalError> {
-        match self.eval(rec)? {
-            TagValue::Int(v) => Ok(v),
-            TagValue::Bool(_) => Err(EvalError::TypeMismatch(Mismatch::ExpectedInt)),
+        if self.is_bool() {
+            return Err(EvalError::TypeMismatch(Mismatch::ExpectedInt));
         }
+        self.raw(rec)
     }
 
     /// Evaluates a `bool` expression.
+    #[inline]
     pub fn eval_bool(&self, rec: &Record) -> Result<bool, EvalError> {
-        match self.eval(rec)? {
-            TagValue::Bool(v) => Ok(v),
-            TagValue::Int(_) => Err(EvalError::TypeMismatch(Mismatch::ExpectedBool)),
+        if !self.is_bool() {
+            return Err(EvalError::TypeMismatch(Mismatch::ExpectedBool));
         }
+        Ok(self.raw(rec)? != 0)
+    }
+
+    /// True for an expression of type `bool` (decided by its shape, as the type
+    /// checker does).
+    pub fn is_bool(&self) -> bool {
+        match self {
+            TagExpr::Int(_) | TagExpr::Label(_) | TagExpr::Unary(UnOp::Abs, _) => false,
+            TagExpr::Unary(UnOp::Not, _) => true,
+            TagExpr::Binary(op, _, _) => matches!(
+                op,
+                BinOp::Or
+                    | BinOp::And
+                    | BinOp::Eq
+                    | BinOp::Ne
+                    | BinOp::Lt
+                    | BinOp::Le
+                    | BinOp::Gt
+                    | BinOp::Ge
+            ),
+            TagExpr::Cond(_, a, _) => a.is_bool(),
+        }
+    }
+
+    /// The value with `bool` as 0/1: one `i32` plus a small error fits in the return
+    /// registers (tag expressions run for every record a filter handles). Operand types
+    /// were checked statically (spec §9 item 9), except for the two operands of `==`,
+    /// `!=` and `?:`, which are checked here.
+    fn raw(&self, rec: &Record) -> Result<i32, EvalError> {
+        Ok(match self {
+            TagExpr::Int(v) => *v,
+            TagExpr::Label(l) => rec.tag(*l).ok_or(EvalError::MissingTag(*l))?,
+            TagExpr::Unary(UnOp::Not, e) => i32::from(e.raw(rec)? == 0),
+            TagExpr::Unary(UnOp::Abs, e) => e.raw(rec)?.wrapping_abs(),
+            TagExpr::Binary(op, a, b) => {
+                let x = a.raw(rec)?;
+                match op {
+                    // Short-circuit: the right operand is not evaluated.
+                    BinOp::Or if x != 0 => 1,
+                    BinOp::And if x == 0 => 0,
+                    BinOp::Or | BinOp::And => i32::from(b.raw(rec)? != 0),
+                    _ => {
+                        if matches!(op, BinOp::Eq | BinOp::Ne) && a.is_bool() != b.is_bool() {
+                            return Err(EvalError::TypeMismatch(Mismatch::EqIntBool));
+                        }
+                        let y = b.raw(rec)?;
+                        match op {
+                            BinOp::Eq => i32::from(x == y),
+                            BinOp::Ne => i32::from(x != y),
+                            BinOp::Lt => i32::from(x < y),
+                            BinOp::Le => i32::from(x <= y),
+                            BinOp::Gt => i32::from(x > y),
+                            BinOp::Ge => i32::from(x >= y),
+                            BinOp::Add => x.wrapping_add(y),
+                            BinOp::Sub => x.wrapping_sub(y),
+                            BinOp::Mul => x.wrapping_mul(y),
+                            BinOp::Div | BinOp::Mod if y == 0 => {
+                                return Err(EvalError::DivisionByZero)
+                            }
+                            BinOp::Div => x.wrapping_div(y),
+                            BinOp::Mod => x.wrapping_rem(y),
+                            BinOp::Min => x.min(y),
+                            BinOp::Max => x.max(y),
+                            BinOp::Or | BinOp::And => {
+                                return Err(EvalError::TypeMismatch(Mismatch::Operator))
+                            }
+                        }
+                    }
+                }
+            }
+            TagExpr::Cond(c, a, b) => {
+                if c.raw(rec)? != 0 {
+                    a.raw(rec)?
+                } else {
+                    b.raw(rec)?
+                }
+            }
+        })
     }
 }
 
@@ -251,6 +280,42 @@ mod tests {
         assert_eq!(
             TagExpr::Label(Label::tag("y")).eval(&r),
             Err(EvalError::MissingTag(Label::tag("y")))
+        );
+    }
+
+    #[test]
+    fn bools_short_circuit_and_types_follow_the_shape() {
+        let r = Record::new().with_tag("x", 3);
+        let x = || TagExpr::Label(Label::tag("x"));
+        let missing = || TagExpr::Label(Label::tag("nope"));
+        let lt = bin(BinOp::Lt, x(), TagExpr::Int(5));
+        // `true || <missing>` and `false && <missing>` never read the missing tag.
+        let or = bin(
+            BinOp::Or,
+            lt.clone(),
+            bin(BinOp::Eq, missing(), TagExpr::Int(1)),
+        );
+        assert_eq!(or.eval(&r), Ok(TagValue::Bool(true)));
+        let and = bin(
+            BinOp::And,
+            bin(BinOp::Gt, x(), TagExpr::Int(5)),
+            bin(BinOp::Eq, missing(), TagExpr::Int(1)),
+        );
+        assert_eq!(and.eval(&r), Ok(TagValue::Bool(false)));
+        let cond = TagExpr::Cond(Box::new(lt.clone()), Box::new(x()), Box::new(missing()));
+        assert_eq!(cond.eval(&r), Ok(TagValue::Int(3)));
+        let not = TagExpr::Unary(UnOp::Not, Box::new(lt.clone()));
+        assert_eq!(not.eval_bool(&r), Ok(false));
+        assert_eq!(
+            TagExpr::Unary(UnOp::Abs, Box::new(TagExpr::Int(-4))).eval(&r),
+            Ok(TagValue::Int(4))
+        );
+        assert_eq!(bin(BinOp::Max, x(), TagExpr::Int(9)).eval_int(&r), Ok(9));
+        assert!(lt.eval_int(&r).is_err(), "a comparison is not an int");
+        assert!(x().eval_bool(&r).is_err(), "a tag is not a bool");
+        assert_eq!(
+            bin(BinOp::Eq, lt, x()).eval(&r),
+            Err(EvalError::TypeMismatch(Mismatch::EqIntBool))
         );
     }
 }
