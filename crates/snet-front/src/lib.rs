@@ -32,21 +32,30 @@
 //! assert_eq!(snet_core::Engine::name(&engine), "front");
 //! ```
 
+#![cfg_attr(loom, allow(dead_code))]
+
+// Under `cfg(loom)` only the protocol modules are built (the engine runs on
+// `snet_forkjoin`, whose pool is not built under loom either).
+#[cfg(not(loom))]
 mod engine;
 pub(crate) mod entity;
 mod options;
 pub(crate) mod sleep;
 pub(crate) mod sync;
 pub(crate) mod termination;
+#[cfg(not(loom))]
 mod trace;
+#[cfg(not(loom))]
 mod worker;
 pub(crate) mod worklist;
 
 #[cfg(all(test, loom))]
 mod loom_tests;
 
+#[cfg(not(loom))]
 pub use engine::FrontEngine;
 pub use options::{BoxConcurrency, BoxConcurrencyError, FrontOptions, InputLimit, InputLimitError};
 /// The fork-join crate the engine runs on with [`FrontOptions::forkjoin`]: boxes fork
 /// with `forkjoin::join` / `forkjoin::for_each` onto the engine's workers.
+#[cfg(not(loom))]
 pub use snet_forkjoin as forkjoin;
