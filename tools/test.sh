@@ -6,3 +6,8 @@ cargo test --workspace --release
 # The Rust-box examples check their own results (assertions) and must run as written.
 cargo run --release -q -p snet --example mandelbrot -- --engine threads > /dev/null
 cargo run --release -q -p snet --example wordstats > /dev/null
+# Exhaustive interleaving tests (loom) of the lock-free protocols: FRONT's licences,
+# ownership and sleep, the fork-join deque and join, LPEL's streams and mailbox.
+# cfg(loom) rebuilds every dependency, hence a target directory of its own.
+RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}/loom" \
+    cargo test --release --lib -p snet-front -p snet-forkjoin -p snet-lpel
