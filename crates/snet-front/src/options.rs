@@ -181,10 +181,7 @@ impl Default for FrontOptions {
             input_limit: None,
             trace: None,
             spin_rounds: 64,
-            walk_spin: std::env::var("SNET_WALK_SPIN")
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(128),
+            walk_spin: 128,
             forkjoin: false,
             box_concurrency: BoxConcurrency::default(),
         }

@@ -44,6 +44,10 @@ pub(crate) struct RunArgs {
     /// keep stream order.
     #[arg(long, value_name = "K")]
     pub(crate) box_concurrency: Option<String>,
+    /// front engine: how long (pause instructions, ~25 ns each here) a worker waits for
+    /// a busy box before it queues the record it walks there (default 128).
+    #[arg(long, value_name = "N")]
+    pub(crate) walk_spin: Option<u32>,
     /// Worker threads (default: number of cores).
     #[arg(short = 'w', long = "workers")]
     pub(crate) workers: Option<usize>,
@@ -199,11 +203,13 @@ pub(crate) fn run(args: RunArgs) -> ExitCode {
                     return ExitCode::from(2);
                 }
             };
+            let defaults = snet_front::FrontOptions::default();
             let fo = snet_front::FrontOptions {
                 input_limit,
                 box_concurrency,
+                walk_spin: args.walk_spin.unwrap_or(defaults.walk_spin),
                 trace: args.lpel.trace.clone(),
-                ..Default::default()
+                ..defaults
             };
             snet_front::FrontEngine::new(fo)
                 .run(prog.net(), prog.boxes(), &mut source, &mut sink, &opts)
