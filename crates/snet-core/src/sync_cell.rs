@@ -106,29 +106,30 @@ impl SyncCell {
     }
 
     fn merge(&mut self, pats: &[GuardedPattern]) -> Record {
-        let slots = std::mem::take(&mut self.slots);
-        let mut owners: Vec<Vec<usize>> = vec![Vec::new(); slots.len()];
-        let mut records: Vec<Option<Record>> = Vec::with_capacity(slots.len());
-        for (j, s) in slots.into_iter().enumerate() {
-            match s {
-                Slot::Own(r) => {
-                    owners[j].push(j);
-                    records.push(Some(r));
-                }
-                Slot::Side(i) => {
-                    owners[i].push(j);
-                    records.push(None);
-                }
-                Slot::Empty => records.push(None),
-            }
-        }
-        let mut merged = records[0].take().unwrap_or_default();
+        let mut slots = std::mem::take(&mut self.slots);
+        // The slot whose record filled pattern `j` (a record that matched several
+        // patterns owns them all; it sits in the first, spec §7.6 edge case).
+        let owner: smallvec::SmallVec<[usize; 4]> = slots
+            .iter()
+            .enumerate()
+            .map(|(j, s)| match s {
+                Slot::Side(i) => *i,
+                _ => j,
+            })
+            .collect();
+        // Slot 0 is never a side slot (a side slot points to an earlier one).
+        let mut merged = match std::mem::replace(&mut slots[0], Slot::Empty) {
+            Slot::Own(r) => r,
+            _ => Record::default(),
+        };
         for i in 1..pats.len() {
-            let Some(y) = records[i].take() else { continue };
-            // Labels of every pattern this record filled (spec §7.6 edge case).
-            let names = owners[i]
-                .iter()
-                .flat_map(|&j| pats[j].labels.iter().copied());
+            let Slot::Own(y) = std::mem::replace(&mut slots[i], Slot::Empty) else {
+                continue;
+            };
+            // Labels of every pattern this record filled, in pattern order.
+            let names = (0..pats.len())
+                .filter(|&j| owner[j] == i)
+                .flat_map(|j| pats[j].labels.iter().copied());
             for l in names {
                 match l.kind() {
                     crate::LabelKind::Field => {
