@@ -122,8 +122,8 @@ impl SyncCell {
             Slot::Own(r) => r,
             _ => Record::default(),
         };
-        for i in 1..pats.len() {
-            let Slot::Own(y) = std::mem::replace(&mut slots[i], Slot::Empty) else {
+        for (i, slot) in slots.iter_mut().enumerate().skip(1) {
+            let Slot::Own(y) = std::mem::replace(slot, Slot::Empty) else {
                 continue;
             };
             // Labels of every pattern this record filled, in pattern order.
