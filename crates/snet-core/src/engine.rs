@@ -106,6 +106,8 @@ struct Shard {
     consumed: AtomicU64,
     stored: AtomicU64,
     sync_merged: AtomicU64,
+    /// Stored records taken out again by merges.
+    unstored: AtomicU64,
     /// Net records in flight contributed by this shard (may be negative).
     flight: AtomicI64,
     events: AtomicU64,
@@ -254,10 +256,11 @@ impl Counters {
         let (i, s) = self.shard();
         bump_in(i, &s.box_calls, 1);
     }
-    /// A synchrocell fired.
-    pub fn sync_merge(&self) {
+    /// A synchrocell fired, merging the arriving record with `earlier` stored ones.
+    pub fn sync_merge(&self, earlier: usize) {
         let (i, s) = self.shard();
         bump_in(i, &s.sync_merged, 1);
+        bump_in(i, &s.unstored, earlier as u64);
     }
     /// A record entered from the global input.
     pub fn input(&self) {
@@ -295,6 +298,12 @@ impl Counters {
     /// Records stored in synchrocells.
     pub fn stored_total(&self) -> u64 {
         self.sum(|s| &s.stored)
+    }
+    /// Records stored in synchrocells and not merged (yet): what the end of a run
+    /// discards.
+    pub fn still_stored(&self) -> u64 {
+        self.stored_total()
+            .saturating_sub(self.sum(|s| &s.unstored))
     }
     /// Synchrocell merges.
     pub fn sync_merges(&self) -> u64 {

@@ -73,7 +73,7 @@ impl Engine for SeqEngine {
         if let Some(e) = out_err.take() {
             return Err(e);
         }
-        let discarded = root.discard_stored();
+        let discarded = w.discard_stored(&root);
         let mut stats = RunStats::from_counters("seq", &w.counters, w.insts.get());
         stats.discarded_in_sync = discarded as u64;
         stats.wall = start.elapsed();

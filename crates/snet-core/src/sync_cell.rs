@@ -21,8 +21,9 @@ pub enum SyncOutcome {
     Forward(Record),
     /// The record was stored; nothing leaves.
     Stored,
-    /// The cell fired: emit the merged record.
-    Fired(Record),
+    /// The cell fired: emit the merged record, made of this record and the given
+    /// number of records stored earlier.
+    Fired(Record, usize),
 }
 
 /// The state of one synchrocell instance.
@@ -102,7 +103,14 @@ impl SyncCell {
             return Ok(SyncOutcome::Stored);
         }
         self.fired = true;
-        Ok(SyncOutcome::Fired(self.merge(pats)))
+        // Records stored before this one, now merged with it.
+        let earlier = self
+            .slots
+            .iter()
+            .filter(|s| matches!(s, Slot::Own(_)))
+            .count()
+            - 1;
+        Ok(SyncOutcome::Fired(self.merge(pats), earlier))
     }
 
     fn merge(&mut self, pats: &[GuardedPattern]) -> Record {
@@ -180,7 +188,7 @@ mod tests {
             .with_tag("t", 5)
             .with_field("d", Value::int(4));
         assert!(matches!(c.handle(&pats, r1).unwrap(), SyncOutcome::Stored));
-        let SyncOutcome::Fired(m) = c.handle(&pats, r2).unwrap() else {
+        let SyncOutcome::Fired(m, 1) = c.handle(&pats, r2).unwrap() else {
             panic!("no fire")
         };
         assert_eq!(m.tag(Label::tag("t")), Some(5));

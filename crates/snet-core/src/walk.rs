@@ -87,6 +87,16 @@ impl<'a> Walker<'a> {
         })
     }
 
+    /// Drops the records left in waiting synchrocells at the end of a run (spec §7.6)
+    /// and returns how many there were; walks the instance tree only if the counters
+    /// say some are left.
+    pub fn discard_stored(&self, root: &Arc<Inst>) -> usize {
+        if self.counters.still_stored() == 0 {
+            return 0;
+        }
+        root.discard_stored()
+    }
+
     /// Creates the root instance; initialisers of its static part are sent to `sink`.
     pub fn create_root(&self, sink: &mut dyn FnMut(Step)) -> Arc<Inst> {
         let mut inits = Vec::new();
@@ -371,8 +381,8 @@ impl<'a> Walker<'a> {
                                 tok.rec = rec;
                                 pos = Pos::Leave(inst);
                             }
-                            Ok(SyncOutcome::Fired(rec)) => {
-                                self.counters.sync_merge();
+                            Ok(SyncOutcome::Fired(rec, earlier)) => {
+                                self.counters.sync_merge(earlier);
                                 tok.rec = rec;
                                 pos = Pos::Leave(inst);
                             }

@@ -332,7 +332,7 @@ impl Engine for FrontEngine {
             return Err(e);
         }
         let mut stats = RunStats::from_counters("front", &sh.w.counters, sh.w.insts.get());
-        stats.discarded_in_sync = sh.root.discard_stored() as u64;
+        stats.discarded_in_sync = sh.w.discard_stored(&sh.root) as u64;
         stats.steals = sh.steals.load(Ordering::Relaxed);
         stats.wall = wall;
         stats.workers = reports
