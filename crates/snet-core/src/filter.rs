@@ -89,11 +89,7 @@ fn build(filter: &Filter, x: &Record, out: &mut Vec<Record>) -> Result<(), Filte
 /// Flow inheritance (spec §7.2): labels of `x` outside the pattern, not binding tags.
 fn inherit(filter: &Filter, x: Record, outs: &mut [Record]) {
     let mut rest = x;
-    for l in &filter.pattern {
-        if l.kind() != LabelKind::BTag {
-            rest.remove(*l);
-        }
-    }
+    rest.retain_labels(|l| l.kind() == LabelKind::BTag || !filter.pattern.contains(&l));
     let n = outs.len();
     for (i, o) in outs.iter_mut().enumerate() {
         if i + 1 == n {

@@ -140,6 +140,13 @@ impl Record {
         }
     }
 
+    /// Keeps only the labels for which `keep` is true (one pass, order kept).
+    pub fn retain_labels(&mut self, mut keep: impl FnMut(Label) -> bool) {
+        self.fields.retain(|(l, _)| keep(*l));
+        self.tags.retain(|(l, _)| keep(*l));
+        self.btags.retain(|(l, _)| keep(*l));
+    }
+
     /// Fields in insertion order.
     pub fn fields(&self) -> &[(Label, Field)] {
         &self.fields
