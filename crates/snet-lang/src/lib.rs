@@ -21,7 +21,7 @@
 //! | E0204 | unary minus on a non-literal |
 //! | E0205 | mismatched or unclosed metadata element |
 //! | E0206 | malformed metadata |
-//! | E0207 | compiler-stage ([INTERNAL]) syntax |
+//! | E0207 | compiler-stage (`[INTERNAL]`) syntax |
 //! | E0208 | inline box code (not supported) |
 //! | E0209 | synchrocell with fewer than two patterns |
 //! | E0210 | negative placement `@ -n` |
