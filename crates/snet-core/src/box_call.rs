@@ -104,7 +104,9 @@ pub fn invoke(
                     _ => rest.take_tag(*l).map(Arg::Tag),
                 };
                 // Present: checked above.
-                args.extend(a);
+                if let Some(a) = a {
+                    args.push(a);
+                }
             }
             // Binding tags are never inherited (`inherit_from` skips them).
             rest.mode
