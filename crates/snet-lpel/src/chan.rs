@@ -33,6 +33,20 @@
 //!    cleared. The CAS that clears a wait flag hands the waiter to this producer:
 //!    exactly one party wakes a blocked consumer, never zero (the consumer set the flag
 //!    in a CAS that saw `count == 0`, so this increment comes after it), never two.
+//!    1b. Hand-over: if the load saw `CONS_WAIT` (a reader blocked on the empty
+//!    stream; `count == 0`, and it stays 0 because only the producer increments),
+//!    the producer stores the item in `handoff` instead of a slot and CASes
+//!    `CONS_WAIT` away without incrementing `count`, claiming the reader as in step 1.
+//!    The woken reader's next `try_pop` sees its consumer-private `waiting` flag
+//!    (set by its registration), loads `state` (Acquire), finds `CONS_WAIT` cleared
+//!    and takes the item from `handoff` — no CAS on the reader's side. If
+//!    `close_producer` ended the wait instead, `handoff` is empty and the read
+//!    continues with step 2 (and reports `Closed`). The producer touches `handoff`
+//!    only between seeing `CONS_WAIT` and clearing it, the consumer only after
+//!    seeing it cleared and before registering again, so they never overlap; a
+//!    hand-over item is older than everything in the slots (it was written while
+//!    the stream was empty), so FIFO order holds. Polls (`POLL_WAIT`) get no
+//!    hand-over: the item goes into a slot as in step 1.
 //! 2. Read: load `state` (Acquire). If `count > 0` move the item out of slot `head`,
 //!    then CAS `state` to `count-1` with `PROD_WAIT` cleared, handing a blocked
 //!    producer to this consumer.
@@ -62,7 +76,10 @@
 //! increment publishes the slot write (and segment links) to the consumer's Acquire
 //! load; the Release part of the consumer's decrement publishes "slot read" to the
 //! producer; a registration's Release publishes the waiter pointer to the Acquire of
-//! the CAS that clears the flag. Segment `end`/`next` are written before the
+//! the CAS that clears the flag. The hand-over CAS (step 1b) is AcqRel too: its
+//! Release publishes `handoff` to the Acquire load in `take_handoff`; the reader's
+//! next registration CAS (Release) publishes that it has emptied `handoff` to the
+//! producer's Acquire load that sees `CONS_WAIT` again. Segment `end`/`next` are written before the
 //! incrementing CAS, and are thus visible to a consumer whose load saw that count.
 //! The poll token is swapped with AcqRel (all swaps on it are totally ordered); the
 //! ack `fetch_add` is Release and pairs with the Acquire load in `wait_poll_acks`.
@@ -165,6 +182,9 @@ struct ProdSide<T> {
 struct ConsSide<T> {
     seg: *mut Segment<T>,
     head: usize,
+    /// A blocking read registered (`CONS_WAIT`) and has not yet looked for the
+    /// hand-over that may have ended the wait (protocol step 1b).
+    waiting: bool,
 }
 
 /// The shared core of one stream. See the module documentation.
@@ -174,6 +194,8 @@ pub(crate) struct Chan<T, W> {
     cons: CachePadded<UnsafeCell<ConsSide<T>>>,
     cons_waiter: AtomicPtr<W>,
     prod_waiter: AtomicPtr<W>,
+    /// An item handed directly to a blocked reader (protocol step 1b).
+    handoff: UnsafeCell<Option<T>>,
     capacity: u64,
     unbounded: AtomicBool,
 }
@@ -203,9 +225,14 @@ impl<T, W: PollTarget> Chan<T, W> {
         Chan {
             state: CachePadded(AtomicU64::new(0)),
             prod: CachePadded(UnsafeCell::new(ProdSide { seg, tail: 0 })),
-            cons: CachePadded(UnsafeCell::new(ConsSide { seg, head: 0 })),
+            cons: CachePadded(UnsafeCell::new(ConsSide {
+                seg,
+                head: 0,
+                waiting: false,
+            })),
             cons_waiter: AtomicPtr::new(ptr::null_mut()),
             prod_waiter: AtomicPtr::new(ptr::null_mut()),
+            handoff: UnsafeCell::new(None),
             capacity: capacity as u64,
             unbounded: AtomicBool::new(unbounded),
         }
@@ -252,10 +279,33 @@ impl<T, W: PollTarget> Chan<T, W> {
     /// # Safety
     ///
     /// Only one producer at a time (the holder of the producer endpoint).
+    #[inline]
     pub(crate) unsafe fn try_push(&self, item: T, force: bool) -> Push<T, W> {
+        // Acquire: pairs with the consumer's Release CASes (a decrement that freed a
+        // slot; a registration that published the end of its last hand-over read).
         let mut s = self.state.load(Acquire);
         if s & CONS_CLOSED != 0 {
             return Push::Closed(item);
+        }
+        if s & CONS_WAIT != 0 {
+            // Step 1b: a reader blocked on the empty stream; hand it the item.
+            // SAFETY: we are the only producer; the consumer does not touch
+            // `handoff` between its registration (seen by our Acquire load) and its
+            // Acquire load of the CAS below.
+            unsafe { self.handoff.with_mut(|h| *h = Some(item)) };
+            loop {
+                debug_assert!(s & CONS_WAIT != 0 && s & COUNT_MASK == 0);
+                // Release: publishes `handoff` to the woken consumer's Acquire load
+                // in `try_pop`; Acquire: as above.
+                match self
+                    .state
+                    .compare_exchange_weak(s, s & !CONS_WAIT, AcqRel, Acquire)
+                {
+                    Ok(_) => break,
+                    Err(actual) => s = actual,
+                }
+            }
+            return Push::Done(Wake::Blocked(self.cons_waiter.load(Relaxed).cast_const()));
         }
         let count = s & COUNT_MASK;
         if count >= self.capacity && !force && !self.unbounded.load(Relaxed) {
@@ -309,7 +359,16 @@ impl<T, W: PollTarget> Chan<T, W> {
     /// # Safety
     ///
     /// Only one consumer at a time (the holder of the consumer endpoint).
+    #[inline]
     pub(crate) unsafe fn try_pop(&self) -> Pop<T, W> {
+        // SAFETY: single consumer (caller contract): the consumer side is ours.
+        if unsafe { self.cons.with(|c| (*c).waiting) } {
+            // SAFETY: as above.
+            if let Some(item) = unsafe { self.take_handoff() } {
+                return Pop::Item(item, Wake::None);
+            }
+        }
+        // Acquire: pairs with the producer's Release CAS that published the items.
         let mut s = self.state.load(Acquire);
         if s & COUNT_MASK == 0 {
             return if s & PROD_CLOSED != 0 {
@@ -333,6 +392,28 @@ impl<T, W: PollTarget> Chan<T, W> {
             Wake::None
         };
         Pop::Item(item, wake)
+    }
+
+    /// Consumer side of step 1b, after a blocking read registered: if the wait has
+    /// ended (a producer cleared `CONS_WAIT`), take the hand-over item, if any (the
+    /// wait may also have been ended by `close_producer`, which hands nothing).
+    ///
+    /// # Safety
+    ///
+    /// Single consumer.
+    #[inline]
+    unsafe fn take_handoff(&self) -> Option<T> {
+        // Acquire: pairs with the Release of the producer CAS that cleared
+        // `CONS_WAIT` (step 1b or 6), making its `handoff` write visible.
+        if self.state.load(Acquire) & CONS_WAIT != 0 {
+            return None; // still registered: nobody has ended the wait yet
+        }
+        // SAFETY: single consumer; after the CAS that cleared our registration the
+        // producer does not touch `handoff` until we register again.
+        unsafe {
+            self.cons.with_mut(|c| (*c).waiting = false);
+            self.handoff.with_mut(|h| (*h).take())
+        }
     }
 
     /// Reference to the next item without removing it.
@@ -410,7 +491,12 @@ impl<T, W: PollTarget> Chan<T, W> {
     ///
     /// Single consumer, with no other registration of this consumer active.
     pub(crate) unsafe fn register_reader(&self, waiter: *const W) -> Reg {
-        self.register_consumer(waiter, CONS_WAIT)
+        let r = self.register_consumer(waiter, CONS_WAIT);
+        if r == Reg::Registered {
+            // SAFETY: single consumer (caller contract).
+            unsafe { self.cons.with_mut(|c| (*c).waiting = true) };
+        }
+        r
     }
 
     /// Protocol step 5: registration of a polling consumer.
@@ -689,6 +775,11 @@ mod tests {
                 Push::Done(Wake::Blocked(p)) => assert_eq!(p, wp),
                 other => panic!("expected a claimed reader, got {other:?}"),
             }
+            // Step 1b: the item went to the blocked reader, not into the buffer.
+            assert_eq!(c.len(), 0);
+            assert!(matches!(c.try_pop(), Pop::Item(1, Wake::None)));
+            assert!(matches!(c.try_pop(), Pop::Empty));
+            assert!(matches!(c.try_push(1, false), Push::Done(Wake::None)));
             // Full now: a writer registers; the read hands it back.
             assert_eq!(c.register_writer(wp), Reg::Registered);
             assert!(matches!(c.try_pop(), Pop::Item(1, Wake::Blocked(p)) if p == wp));
@@ -900,6 +991,55 @@ mod loom_tests {
                 got.push(v);
             }
             assert_eq!(got, vec![0, 1, 2, 3]);
+            p.join().unwrap();
+        });
+    }
+
+    #[test]
+    fn hand_over_then_buffered_then_close() {
+        // Step 1b against steps 1, 2 and 6: the consumer blocks in reads and in a
+        // poll on one stream of capacity 2 while the producer writes three items and
+        // closes; every item arrives once and in order, whether it was handed over
+        // or buffered, and the poll never sees a hand-over it cannot read.
+        loom::model(|| {
+            let c: Arc<Chan<u32, Waiter>> = Arc::new(Chan::new(2, false));
+            let c2 = Arc::clone(&c);
+            let p = thread::spawn(move || {
+                let me = Waiter::new();
+                for i in 0..3 {
+                    push_blocking(&c2, &me, i);
+                }
+                // SAFETY: producer closes once.
+                handle(unsafe { c2.close_producer() });
+            });
+            let me = Waiter::new();
+            let mut got = vec![];
+            // A blocking read (may be handed its item) ...
+            got.extend(pop_blocking(&c, &me));
+            // ... then a poll on the same stream (must not see a hand-over) ...
+            me.token.store(true, Relaxed);
+            // SAFETY: single consumer.
+            let registered = match unsafe { c.register_poller(&*me) } {
+                Reg::Registered => true,
+                Reg::Ready => {
+                    if !me.token.swap(false, AcqRel) {
+                        me.suspend();
+                    }
+                    false
+                }
+            };
+            if registered {
+                me.suspend();
+            }
+            // SAFETY: single consumer.
+            let cleared = registered && !unsafe { c.unregister_poller() };
+            wait_poll_acks(&*me, u32::from(cleared));
+            assert!(c.is_readable());
+            // ... then blocking reads to the end.
+            while let Some(v) = pop_blocking(&c, &me) {
+                got.push(v);
+            }
+            assert_eq!(got, vec![0, 1, 2]);
             p.join().unwrap();
         });
     }
