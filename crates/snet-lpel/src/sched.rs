@@ -11,8 +11,14 @@ use std::sync::Arc;
 /// A worker's ready set.
 #[derive(Debug)]
 pub(crate) enum ReadyQueue {
-    /// Dispatch in the order tasks became ready.
-    Fifo(VecDeque<Arc<Task>>),
+    /// Dispatch in the order tasks became ready. `next` is the head of the queue
+    /// when it holds a task: a task put into an empty set goes there, and is taken
+    /// from there, without touching the deque (the common case of one ready task
+    /// at a time, as in a ring or pipeline on one worker).
+    Fifo {
+        next: Option<Arc<Task>>,
+        rest: VecDeque<Arc<Task>>,
+    },
     /// Non-box tasks before box tasks (seed 000 §6.2.2).
     Priority {
         high: VecDeque<Arc<Task>>,
@@ -23,7 +29,10 @@ pub(crate) enum ReadyQueue {
 impl ReadyQueue {
     pub(crate) fn new(policy: Scheduling) -> Self {
         match policy {
-            Scheduling::Fifo => ReadyQueue::Fifo(VecDeque::with_capacity(64)),
+            Scheduling::Fifo => ReadyQueue::Fifo {
+                next: None,
+                rest: VecDeque::with_capacity(64),
+            },
             Scheduling::Priority => ReadyQueue::Priority {
                 high: VecDeque::new(),
                 low: VecDeque::new(),
@@ -35,7 +44,15 @@ impl ReadyQueue {
     #[inline]
     pub(crate) fn put(&mut self, t: Arc<Task>) {
         match self {
-            ReadyQueue::Fifo(q) => q.push_back(t),
+            ReadyQueue::Fifo { next, rest } => {
+                if next.is_none() {
+                    // Empty set (`next` is refilled from `rest` on every fetch).
+                    debug_assert!(rest.is_empty());
+                    *next = Some(t);
+                } else {
+                    rest.push_back(t);
+                }
+            }
             ReadyQueue::Priority { high, low } => {
                 if t.kind == TaskKind::Box {
                     low.push_back(t)
@@ -50,7 +67,13 @@ impl ReadyQueue {
     #[inline]
     pub(crate) fn fetch(&mut self) -> Option<Arc<Task>> {
         match self {
-            ReadyQueue::Fifo(q) => q.pop_front(),
+            ReadyQueue::Fifo { next, rest } => {
+                let t = next.take();
+                if t.is_some() && !rest.is_empty() {
+                    *next = rest.pop_front();
+                }
+                t
+            }
             ReadyQueue::Priority { high, low } => high.pop_front().or_else(|| low.pop_front()),
         }
     }
@@ -58,7 +81,7 @@ impl ReadyQueue {
     /// Number of ready tasks.
     pub(crate) fn len(&self) -> usize {
         match self {
-            ReadyQueue::Fifo(q) => q.len(),
+            ReadyQueue::Fifo { next, rest } => usize::from(next.is_some()) + rest.len(),
             ReadyQueue::Priority { high, low } => high.len() + low.len(),
         }
     }

@@ -374,7 +374,32 @@ fn block_with(
 
 impl<T: Send> Producer<T> {
     /// Writes `item`, suspending the task while the stream is full.
+    #[inline]
     pub fn write(&mut self, item: T) -> Result<(), SendError<T>> {
+        // Fast path (room, or a blocked reader to hand the item to); the blocking
+        // loop is kept out of line so that this stays small.
+        // SAFETY: this endpoint is the only producer (`&mut self`).
+        match unsafe { self.inner.chan.try_push(item, false) } {
+            Push::Done(w) => {
+                let woke = handle_wake(w);
+                account(
+                    &self.inner.meta,
+                    Side::Write,
+                    true,
+                    woke,
+                    false,
+                    self.inner.chan.len(),
+                );
+                Ok(())
+            }
+            Push::Full(v) => self.write_blocking(v),
+            Push::Closed(v) => Err(SendError(v)),
+        }
+    }
+
+    /// The blocking part of [`Producer::write`], after the stream was found full.
+    #[inline(never)]
+    fn write_blocking(&mut self, item: T) -> Result<(), SendError<T>> {
         let mut item = item;
         let mut blocked = false;
         loop {
@@ -504,7 +529,31 @@ impl<T> Drop for Producer<T> {
 impl<T: Send> Consumer<T> {
     /// Reads the next item, suspending the task while the stream is empty. `None`
     /// once the producer has closed and every item was read.
+    #[inline]
     pub fn read(&mut self) -> Option<T> {
+        // Fast path (an item is there); the blocking loop is kept out of line.
+        // SAFETY: this endpoint is the only consumer (`&mut self`).
+        match unsafe { self.inner.chan.try_pop() } {
+            Pop::Item(v, w) => {
+                let woke = handle_wake(w);
+                account(
+                    &self.inner.meta,
+                    Side::Read,
+                    true,
+                    woke,
+                    false,
+                    self.inner.chan.len(),
+                );
+                Some(v)
+            }
+            Pop::Closed => None,
+            Pop::Empty => self.read_blocking(),
+        }
+    }
+
+    /// The blocking part of [`Consumer::read`], after the stream was found empty.
+    #[inline(never)]
+    fn read_blocking(&mut self) -> Option<T> {
         let mut blocked = false;
         loop {
             // SAFETY: this endpoint is the only consumer (`&mut self`).

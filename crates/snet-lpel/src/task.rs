@@ -291,10 +291,12 @@ impl Task {
         }
     }
 
+    #[inline]
     pub(crate) fn state(&self) -> TaskState {
         TaskState::from_u8(self.state.load(Relaxed))
     }
 
+    #[inline]
     pub(crate) fn set_state(&self, s: TaskState) {
         self.state.store(s as u8, Relaxed);
     }
@@ -309,6 +311,7 @@ impl Task {
         clippy::mut_from_ref,
         reason = "owner-only access, see the module docs"
     )]
+    #[inline]
     pub(crate) unsafe fn local(&self) -> &mut Local {
         // SAFETY: caller contract.
         self.local.with_mut(|p| unsafe { &mut *p })

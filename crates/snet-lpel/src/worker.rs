@@ -113,6 +113,7 @@ pub(crate) fn worker_index_of(rt: &RtShared) -> Option<usize> {
 ///
 /// Must be called from inside a task (the coroutine of `task`), where `task` is the
 /// current task of this worker.
+#[inline]
 pub(crate) unsafe fn suspend(task: &Task, why: Suspend) {
     // SAFETY: the yielder pointer was stored by the coroutine's entry closure and
     // stays valid while the coroutine exists; we are inside it.
@@ -151,16 +152,12 @@ pub(crate) fn handle_wake(w: Wake<Task>) -> bool {
 ///
 /// The caller holds the exclusive claim on the waiter (see `chan`); for a task this
 /// is the blocked reference leaked by its worker.
+#[inline]
 pub(crate) unsafe fn wake(p: *const Task) {
     // SAFETY: the claim keeps the task alive until it is woken.
     let t = unsafe { &*p };
     if let Some(ext) = &t.external {
-        // Notify while holding the lock: the external thread cannot return (and
-        // drop its waiter) before we release it.
-        let mut g = ext.woken.lock().unwrap_or_else(|e| e.into_inner());
-        *g = true;
-        ext.cv.notify_one();
-        drop(g);
+        wake_external(ext);
         return;
     }
     // SAFETY: re-materialise the blocked reference (module docs of `task`).
@@ -168,28 +165,43 @@ pub(crate) unsafe fn wake(p: *const Task) {
     deliver(arc);
 }
 
+/// Wakes a thread outside the runtime blocked on a stream.
+#[cold]
+#[inline(never)]
+fn wake_external(ext: &crate::task::External) {
+    // Notify while holding the lock: the external thread cannot return (and drop its
+    // waiter) before we release it.
+    let mut g = ext.woken.lock().unwrap_or_else(|e| e.into_inner());
+    *g = true;
+    ext.cv.notify_one();
+    drop(g);
+}
+
 /// Puts a woken task into its owner's ready set (directly if we are the owner).
 #[inline]
 pub(crate) fn deliver(t: Arc<Task>) {
     let owner = t.owner.load(Acquire);
-    let rt_ptr: *const RtShared = match &t.rt {
-        Some(r) => &**r,
-        None => return,
-    };
-    let rest = with_ctx(move |c| match c {
-        Some(c) if c.index == owner && ptr::eq(&*c.rt, rt_ptr) => {
+    let rt_ptr: *const RtShared = t.rt.as_deref().map_or(ptr::null(), |r| r);
+    let c = CTX.with(|c| c.get());
+    // SAFETY: CTX points to this thread's live worker context (see `with_ctx`).
+    if let Some(c) = unsafe { c.as_ref() } {
+        if c.index == owner && ptr::eq(&*c.rt, rt_ptr) {
             c.put_ready(t);
-            None
+            return;
         }
-        _ => Some(t),
-    });
-    if let Some(t) = rest {
-        let Some(rt) = t.rt.clone() else { return };
-        if rt.shutdown.load(Acquire) {
-            return; // the runtime is being torn down: the task will not run again
-        }
-        rt.send(owner, Msg::Wake(t));
     }
+    deliver_remote(t, owner);
+}
+
+/// [`deliver`] to another worker's mailbox (or nowhere, for a task of a runtime
+/// that is shutting down).
+#[inline(never)]
+fn deliver_remote(t: Arc<Task>, owner: usize) {
+    let Some(rt) = t.rt.clone() else { return };
+    if rt.shutdown.load(Acquire) {
+        return; // the runtime is being torn down: the task will not run again
+    }
+    rt.send(owner, Msg::Wake(t));
 }
 
 impl WorkerCtx {
