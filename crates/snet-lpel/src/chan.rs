@@ -279,7 +279,7 @@ impl<T, W: PollTarget> Chan<T, W> {
     /// # Safety
     ///
     /// Only one producer at a time (the holder of the producer endpoint).
-    #[inline]
+    #[inline(always)]
     pub(crate) unsafe fn try_push(&self, item: T, force: bool) -> Push<T, W> {
         // Acquire: pairs with the consumer's Release CASes (a decrement that freed a
         // slot; a registration that published the end of its last hand-over read).
@@ -359,7 +359,7 @@ impl<T, W: PollTarget> Chan<T, W> {
     /// # Safety
     ///
     /// Only one consumer at a time (the holder of the consumer endpoint).
-    #[inline]
+    #[inline(always)]
     pub(crate) unsafe fn try_pop(&self) -> Pop<T, W> {
         // SAFETY: single consumer (caller contract): the consumer side is ours.
         if unsafe { self.cons.with(|c| (*c).waiting) } {
@@ -442,19 +442,35 @@ impl<T, W: PollTarget> Chan<T, W> {
     /// # Safety
     ///
     /// Consumer side, exclusive; the segment pointer is live.
+    #[inline(always)]
     unsafe fn follow_segment<'a>(&self, c: &mut ConsSide<T>) -> &'a Segment<T> {
         // SAFETY: (caller) the consumer's segment is live until we free it here.
         unsafe {
             let seg = &*c.seg;
             if seg.end.load(Relaxed) == c.head {
-                let next = seg.next.load(Relaxed);
-                debug_assert!(!next.is_null());
-                drop(Box::from_raw(c.seg));
-                c.seg = next;
-                &*next
+                Self::next_segment(c)
             } else {
                 seg
             }
+        }
+    }
+
+    /// The consumer leaves its segment (the producer linked a bigger one).
+    ///
+    /// # Safety
+    ///
+    /// As [`Chan::follow_segment`], and the consumer reached the segment's `end`.
+    #[cold]
+    #[inline(never)]
+    unsafe fn next_segment<'a>(c: &mut ConsSide<T>) -> &'a Segment<T> {
+        // SAFETY: (caller) the producer has moved on to `next` (published by the count
+        // CAS our Acquire load saw) and will not touch the old segment again.
+        unsafe {
+            let next = (*c.seg).next.load(Relaxed);
+            debug_assert!(!next.is_null());
+            drop(Box::from_raw(c.seg));
+            c.seg = next;
+            &*next
         }
     }
 
@@ -490,6 +506,7 @@ impl<T, W: PollTarget> Chan<T, W> {
     /// # Safety
     ///
     /// Single consumer, with no other registration of this consumer active.
+    #[inline]
     pub(crate) unsafe fn register_reader(&self, waiter: *const W) -> Reg {
         let r = self.register_consumer(waiter, CONS_WAIT);
         if r == Reg::Registered {
@@ -508,6 +525,7 @@ impl<T, W: PollTarget> Chan<T, W> {
         self.register_consumer(waiter, POLL_WAIT)
     }
 
+    #[inline]
     fn register_consumer(&self, waiter: *const W, flag: u64) -> Reg {
         self.cons_waiter.store(waiter.cast_mut(), Relaxed); // published by the CAS
         let mut s = self.state.load(Acquire);

@@ -397,12 +397,25 @@ impl<T: Send> Producer<T> {
         }
     }
 
-    /// The blocking part of [`Producer::write`], after the stream was found full.
+    /// The blocking part of [`Producer::write`], after the stream was found full:
+    /// wait (unless the registration finds room), retry, repeat.
     #[inline(never)]
     fn write_blocking(&mut self, item: T) -> Result<(), SendError<T>> {
         let mut item = item;
-        let mut blocked = false;
         loop {
+            account(
+                &self.inner.meta,
+                Side::Write,
+                false,
+                false,
+                true,
+                self.inner.chan.len(),
+            );
+            let chan = &self.inner.chan;
+            // SAFETY: single producer.
+            block_with(TaskState::BlockedOut, Some(&self.inner.meta), |w| unsafe {
+                chan.register_writer(w)
+            });
             // SAFETY: this endpoint is the only producer (`&mut self`).
             match unsafe { self.inner.chan.try_push(item, false) } {
                 Push::Done(w) => {
@@ -412,28 +425,12 @@ impl<T: Send> Producer<T> {
                         Side::Write,
                         true,
                         woke,
-                        blocked,
+                        true,
                         self.inner.chan.len(),
                     );
                     return Ok(());
                 }
-                Push::Full(v) => {
-                    item = v;
-                    blocked = true;
-                    account(
-                        &self.inner.meta,
-                        Side::Write,
-                        false,
-                        false,
-                        true,
-                        self.inner.chan.len(),
-                    );
-                    let chan = &self.inner.chan;
-                    // SAFETY: single producer.
-                    block_with(TaskState::BlockedOut, Some(&self.inner.meta), |w| unsafe {
-                        chan.register_writer(w)
-                    });
-                }
+                Push::Full(v) => item = v,
                 Push::Closed(v) => return Err(SendError(v)),
             }
         }
@@ -551,11 +548,19 @@ impl<T: Send> Consumer<T> {
         }
     }
 
-    /// The blocking part of [`Consumer::read`], after the stream was found empty.
+    /// The blocking part of [`Consumer::read`], after the stream was found empty:
+    /// wait (unless the registration finds an item or the end), retry, repeat.
     #[inline(never)]
     fn read_blocking(&mut self) -> Option<T> {
-        let mut blocked = false;
         loop {
+            account(&self.inner.meta, Side::Read, false, false, true, 0);
+            let chan = &self.inner.chan;
+            // SAFETY: single consumer.
+            block_with(TaskState::BlockedIn, Some(&self.inner.meta), |w| unsafe {
+                chan.register_reader(w)
+            });
+            // After a wake-up by a writer this takes the item it handed over
+            // (`chan` step 1b).
             // SAFETY: this endpoint is the only consumer (`&mut self`).
             match unsafe { self.inner.chan.try_pop() } {
                 Pop::Item(v, w) => {
@@ -565,21 +570,13 @@ impl<T: Send> Consumer<T> {
                         Side::Read,
                         true,
                         woke,
-                        blocked,
+                        true,
                         self.inner.chan.len(),
                     );
                     return Some(v);
                 }
                 Pop::Closed => return None,
-                Pop::Empty => {
-                    blocked = true;
-                    account(&self.inner.meta, Side::Read, false, false, true, 0);
-                    let chan = &self.inner.chan;
-                    // SAFETY: single consumer.
-                    block_with(TaskState::BlockedIn, Some(&self.inner.meta), |w| unsafe {
-                        chan.register_reader(w)
-                    });
-                }
+                Pop::Empty => {}
             }
         }
     }
