@@ -41,7 +41,7 @@ impl ReadyQueue {
     }
 
     /// PUT-READY.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn put(&mut self, t: Arc<Task>) {
         match self {
             ReadyQueue::Fifo { next, rest } => {
@@ -64,7 +64,7 @@ impl ReadyQueue {
     }
 
     /// FETCH-READY.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn fetch(&mut self) -> Option<Arc<Task>> {
         match self {
             ReadyQueue::Fifo { next, rest } => {

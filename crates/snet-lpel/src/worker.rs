@@ -124,7 +124,7 @@ pub(crate) unsafe fn suspend(task: &Task, why: Suspend) {
 
 /// Wakes a waiter handed out by the stream protocol (`Wake::Blocked`/`Wake::Poll`).
 /// Returns whether somebody was woken.
-#[inline]
+#[inline(always)]
 pub(crate) fn handle_wake(w: Wake<Task>) -> bool {
     match w {
         Wake::None => false,
@@ -152,7 +152,7 @@ pub(crate) fn handle_wake(w: Wake<Task>) -> bool {
 ///
 /// The caller holds the exclusive claim on the waiter (see `chan`); for a task this
 /// is the blocked reference leaked by its worker.
-#[inline]
+#[inline(always)]
 pub(crate) unsafe fn wake(p: *const Task) {
     // SAFETY: the claim keeps the task alive until it is woken.
     let t = unsafe { &*p };
@@ -178,7 +178,7 @@ fn wake_external(ext: &crate::task::External) {
 }
 
 /// Puts a woken task into its owner's ready set (directly if we are the owner).
-#[inline]
+#[inline(always)]
 pub(crate) fn deliver(t: Arc<Task>) {
     let owner = t.owner.load(Acquire);
     let rt_ptr: *const RtShared = t.rt.as_deref().map_or(ptr::null(), |r| r);
@@ -250,7 +250,7 @@ impl WorkerCtx {
     }
 
     /// PUT-READY on this worker.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn put_ready(&self, t: Arc<Task>) {
         t.set_state(TaskState::Ready);
         if self.track_ready.is_some() {
@@ -309,13 +309,16 @@ impl WorkerCtx {
         self.put_ready(t);
     }
 
+    #[inline]
     fn dispatch(&self, t: Arc<Task>) {
         let start = if self.timing { now_ns() } else { 0 };
         // SAFETY: we own `t` and it is not running; the task itself never touches
         // `local` (it uses `yielder`), so this borrow does not alias during resume.
         let l = unsafe { t.local() };
-        if let Some(window) = self.track_ready {
-            record_ready_time(&t, l, start.saturating_sub(l.ready_since), window);
+        if self.timing {
+            if let Some(window) = self.track_ready {
+                record_ready_time(&t, l, start.saturating_sub(l.ready_since), window);
+            }
         }
         let Some(co) = l.co.as_mut() else {
             return; // cannot happen: a ready task always has a coroutine
@@ -327,6 +330,26 @@ impl WorkerCtx {
         self.current.set(&*t);
         let result = catch_unwind(AssertUnwindSafe(|| co.resume(())));
         self.current.set(ptr::null());
+        if matches!(result, Ok(CoroutineResult::Yield(Suspend::Block)))
+            && !(self.timing || self.mon_streams)
+        {
+            // The common case, without monitoring: see the `Block` arm below.
+            let _ = Arc::into_raw(t);
+            return;
+        }
+        self.after_dispatch(t, result, disp, start);
+    }
+
+    /// The rest of [`WorkerCtx::dispatch`]: monitoring output, and what the task's
+    /// suspension or end asks for.
+    #[inline(never)]
+    fn after_dispatch(
+        &self,
+        t: Arc<Task>,
+        result: std::thread::Result<CoroutineResult<Suspend, TaskExit>>,
+        disp: u64,
+        start: u64,
+    ) {
         let end = if self.timing { now_ns() } else { 0 };
         match result {
             Ok(CoroutineResult::Yield(Suspend::Yield)) => {
