@@ -83,6 +83,7 @@ pub fn channel<T: Send>(name: &str, capacity: usize) -> (Sender<T>, Receiver<T>)
 
 impl<T: Send> Sender<T> {
     /// Sends `msg`, blocking the process while the channel is full.
+    #[inline]
     pub fn send(&mut self, msg: T) -> Result<(), SendError<T>> {
         self.0.write(msg)
     }
@@ -95,6 +96,7 @@ impl<T: Send> Sender<T> {
 
 impl<T: Send> Receiver<T> {
     /// Receives the next message, blocking the process while the channel is empty.
+    #[inline]
     pub fn recv(&mut self) -> Result<T, RecvError> {
         self.0.read().ok_or(RecvError)
     }

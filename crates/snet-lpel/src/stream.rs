@@ -374,7 +374,7 @@ fn block_with(
 
 impl<T: Send> Producer<T> {
     /// Writes `item`, suspending the task while the stream is full.
-    #[inline]
+    #[inline(always)]
     pub fn write(&mut self, item: T) -> Result<(), SendError<T>> {
         // Fast path (room, or a blocked reader to hand the item to); the blocking
         // loop is kept out of line so that this stays small.
@@ -526,7 +526,7 @@ impl<T> Drop for Producer<T> {
 impl<T: Send> Consumer<T> {
     /// Reads the next item, suspending the task while the stream is empty. `None`
     /// once the producer has closed and every item was read.
-    #[inline]
+    #[inline(always)]
     pub fn read(&mut self) -> Option<T> {
         // Fast path (an item is there); the blocking loop is kept out of line.
         // SAFETY: this endpoint is the only consumer (`&mut self`).
