@@ -188,16 +188,22 @@ struct ConsSide<T> {
 }
 
 /// The shared core of one stream. See the module documentation.
+///
+/// `repr(C)` keeps the fields every blocking operation touches (`state`, the
+/// waiters, `handoff` for small items, the read-mostly capacity) together in the
+/// first cache-line pair, which both sides write anyway; the producer's and the
+/// consumer's private positions follow on lines of their own.
+#[repr(C)]
 pub(crate) struct Chan<T, W> {
-    state: CachePadded<AtomicU64>,
-    prod: CachePadded<UnsafeCell<ProdSide<T>>>,
-    cons: CachePadded<UnsafeCell<ConsSide<T>>>,
+    state: AtomicU64,
     cons_waiter: AtomicPtr<W>,
     prod_waiter: AtomicPtr<W>,
-    /// An item handed directly to a blocked reader (protocol step 1b).
-    handoff: UnsafeCell<Option<T>>,
     capacity: u64,
     unbounded: AtomicBool,
+    /// An item handed directly to a blocked reader (protocol step 1b).
+    handoff: UnsafeCell<Option<T>>,
+    prod: CachePadded<UnsafeCell<ProdSide<T>>>,
+    cons: CachePadded<UnsafeCell<ConsSide<T>>>,
 }
 
 // SAFETY: items of type `T` move from the producer thread to the consumer thread
@@ -223,7 +229,7 @@ impl<T, W: PollTarget> Chan<T, W> {
         let capacity = capacity.max(1);
         let seg = Segment::alloc(capacity.next_power_of_two());
         Chan {
-            state: CachePadded(AtomicU64::new(0)),
+            state: AtomicU64::new(0),
             prod: CachePadded(UnsafeCell::new(ProdSide { seg, tail: 0 })),
             cons: CachePadded(UnsafeCell::new(ConsSide {
                 seg,
