@@ -23,6 +23,8 @@
 //!   producer that writes beyond capacity (an *unbounded* stream, or a forced write)
 //!   and finds its segment possibly full links a new segment of twice the size; the
 //!   consumer follows the link when it reaches the old segment's `end` and frees it.
+//! * `handoff` — at most one item written by the producer straight for a reader
+//!   blocked on the empty stream (step 1b); it is not counted in `count`.
 //!
 //! # Protocol (numbered steps and the races they rule out)
 //!

@@ -492,7 +492,8 @@ impl<T: Send> Producer<T> {
         self.inner.chan.is_consumer_closed()
     }
 
-    /// Items currently in the stream.
+    /// Items currently in the stream (an item handed straight to a blocked reader
+    /// counts as read).
     pub fn len(&self) -> usize {
         self.inner.chan.len()
     }
@@ -618,7 +619,8 @@ impl<T: Send> Consumer<T> {
         self.inner.chan.is_producer_closed()
     }
 
-    /// Items currently in the stream.
+    /// Items currently in the stream (an item handed straight to a blocked reader
+    /// counts as read).
     pub fn len(&self) -> usize {
         self.inner.chan.len()
     }
