@@ -81,8 +81,9 @@
 //! the CAS that clears the flag. The hand-over CAS (step 1b) is AcqRel too: its
 //! Release publishes `handoff` to the Acquire load in `take_handoff`; the reader's
 //! next registration CAS (Release) publishes that it has emptied `handoff` to the
-//! producer's Acquire load that sees `CONS_WAIT` again. Segment `end`/`next` are written before the
-//! incrementing CAS, and are thus visible to a consumer whose load saw that count.
+//! producer's Acquire load that sees `CONS_WAIT` again. Segment `end`/`next` are
+//! written before the incrementing CAS, and are thus visible to a consumer whose
+//! load saw that count.
 //! The poll token is swapped with AcqRel (all swaps on it are totally ordered); the
 //! ack `fetch_add` is Release and pairs with the Acquire load in `wait_poll_acks`.
 

@@ -10,8 +10,8 @@
 //!   mailbox for wake-ups and task starts from other threads.
 //! * **Streams** ([`stream`]) are bounded single-producer single-consumer FIFOs; full
 //!   and empty suspend the task and the peer wakes it; a write to an empty stream
-//!   whose reader is blocked hands the item straight to that reader. [`poll`] waits on a set; a
-//!   stream may be unbounded or written past its capacity on request.
+//!   whose reader is blocked hands the item straight to that reader. [`poll`] waits
+//!   on a set; a stream may be unbounded or written past its capacity on request.
 //! * **Policies** ([`Config`]): assignment round-robin or balanced by box name;
 //!   scheduling FIFO or non-box-first priority.
 //! * **Monitoring**: per-worker logs in seed 000's format plus a Chrome trace.
