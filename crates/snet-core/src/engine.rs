@@ -245,6 +245,14 @@ impl Counters {
             self.flight(i, s, -1);
         }
     }
+    /// A filter consumed one record and produced `n` (one call for `consumed` +
+    /// `produced` on the hot path).
+    pub fn filtered(&self, n: usize) {
+        let (i, s) = self.shard();
+        bump_in(i, &s.consumed, 1);
+        bump_in(i, &s.created, n as u64);
+        self.flight(i, s, n as i64 - 1);
+    }
     /// `n` records were stored in a synchrocell.
     pub fn stored(&self, n: usize) {
         let (i, s) = self.shard();

@@ -142,9 +142,9 @@ impl Record {
 
     /// Keeps only the labels for which `keep` is true (one pass, order kept).
     pub fn retain_labels(&mut self, mut keep: impl FnMut(Label) -> bool) {
-        self.fields.retain(|(l, _)| keep(*l));
-        self.tags.retain(|(l, _)| keep(*l));
-        self.btags.retain(|(l, _)| keep(*l));
+        retain_list(&mut self.fields, &mut keep);
+        retain_list(&mut self.tags, &mut keep);
+        retain_list(&mut self.btags, &mut keep);
     }
 
     /// Fields in insertion order.
@@ -220,6 +220,22 @@ impl Record {
         }
         s.push('}');
         s
+    }
+}
+
+/// `retain` for the short label lists of a record (removing in place beats the general
+/// algorithm for a handful of entries).
+fn retain_list<T, const N: usize>(
+    v: &mut SmallVec<[(Label, T); N]>,
+    keep: &mut impl FnMut(Label) -> bool,
+) {
+    let mut i = 0;
+    while i < v.len() {
+        if keep(v[i].0) {
+            i += 1;
+        } else {
+            v.remove(i);
+        }
     }
 }
 

@@ -343,12 +343,13 @@ impl<'a> Walker<'a> {
                         filter::apply(f, tok.rec, &mut outs)
                             .map_err(|b| self.err(&inst, &b.1, b.0.to_string()))?;
                         let n = outs.len();
-                        self.counters.produced(n);
-                        self.counters.consumed(1);
-                        ctx_add(&ctx, n);
-                        let mut released = Released::new();
-                        ctx_release(&ctx, &mut released);
-                        push_drains(stack, released);
+                        self.counters.filtered(n);
+                        if ctx.is_some() {
+                            ctx_add(&ctx, n);
+                            let mut released = Released::new();
+                            ctx_release(&ctx, &mut released);
+                            push_drains(stack, released);
+                        }
                         // (A filter with outputs keeps its frame alive: `released` is
                         // only non-empty when it consumed the record without output.)
                         if n == 1 {
@@ -599,7 +600,11 @@ enum Item {
 }
 
 /// Schedules drains so that the first collector in `released` drains first.
+#[inline]
 fn push_drains(stack: &mut WalkStack, released: Released) {
+    if released.is_empty() {
+        return;
+    }
     for inst in released.into_iter().rev() {
         stack.push(Item::Drain(inst));
     }
