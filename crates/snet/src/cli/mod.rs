@@ -2,4 +2,5 @@
 
 pub(crate) mod check;
 pub(crate) mod graph;
+pub(crate) mod prefetch;
 pub(crate) mod run;

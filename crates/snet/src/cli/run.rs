@@ -8,6 +8,8 @@ use std::io::{BufReader, IsTerminal, Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use super::prefetch::{CountsDiscarded, Prefetch};
+
 /// Record formats on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum Format {
@@ -162,12 +164,30 @@ pub(crate) fn run(args: RunArgs) -> ExitCode {
         }
     };
     let reader = BufReader::with_capacity(1 << 16, input);
-    let mut source = Source::new(args.format, reader);
-    let mut sink = Sink::new(args.format, output, flush_each);
     let mut opts = RunOptions::default();
     if let Some(w) = args.workers {
         opts.workers = w.max(1);
     }
+    // With a core to spare, the input is parsed on a thread of its own (a file in
+    // batches, a pipe or terminal one record at a time); with every core busy running
+    // workers, that thread would only compete with them.
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let workers = if engine == EngineKind::Seq {
+        1
+    } else {
+        opts.workers
+    };
+    let direct = Source::new(args.format, reader);
+    let mut source = if workers < cores {
+        let batch = if input_is_regular_file(&args) { 256 } else { 1 };
+        match Prefetch::start(direct, batch) {
+            Ok(s) => Input::Prefetched(s),
+            Err(e) => return fail(format!("cannot start the input reader: {e}")),
+        }
+    } else {
+        Input::Direct(direct)
+    };
+    let mut sink = Sink::new(args.format, output, flush_each);
     let result = match engine {
         EngineKind::Lpel => {
             let cli = snet_lpel::snet_engine::CliOptions {
@@ -231,7 +251,7 @@ pub(crate) fn run(args: RunArgs) -> ExitCode {
             }
             if args.stats {
                 eprintln!("{stats}");
-                eprintln!("input discarded   {}", source.discarded);
+                eprintln!("input discarded   {}", source.discarded());
             }
             ExitCode::SUCCESS
         }
@@ -240,6 +260,22 @@ pub(crate) fn run(args: RunArgs) -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+#[cfg(unix)]
+fn input_is_regular_file(args: &RunArgs) -> bool {
+    let path = args
+        .input
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("/dev/stdin"));
+    std::fs::metadata(path)
+        .map(|m| m.is_file())
+        .unwrap_or(false)
+}
+
+#[cfg(not(unix))]
+fn input_is_regular_file(args: &RunArgs) -> bool {
+    args.input.is_some()
 }
 
 #[cfg(unix)]
@@ -323,6 +359,12 @@ impl<R: Read + Send> Source<R> {
     }
 }
 
+impl<R: Read + Send> CountsDiscarded for Source<R> {
+    fn discarded(&self) -> u64 {
+        self.discarded
+    }
+}
+
 impl<R: Read + Send> RecordSource for Source<R> {
     fn next_record(&mut self) -> Result<Option<Record>, RunError> {
         loop {
@@ -341,6 +383,30 @@ impl<R: Read + Send> RecordSource for Source<R> {
                     eprintln!("warning: {e}; record discarded");
                 }
             }
+        }
+    }
+}
+
+/// The global input: read by the engine's own threads, or by a reader thread.
+enum Input<R: Read + Send + 'static> {
+    Direct(Source<R>),
+    Prefetched(Prefetch),
+}
+
+impl<R: Read + Send + 'static> Input<R> {
+    fn discarded(&self) -> u64 {
+        match self {
+            Input::Direct(s) => s.discarded,
+            Input::Prefetched(p) => p.discarded(),
+        }
+    }
+}
+
+impl<R: Read + Send + 'static> RecordSource for Input<R> {
+    fn next_record(&mut self) -> Result<Option<Record>, RunError> {
+        match self {
+            Input::Direct(s) => s.next_record(),
+            Input::Prefetched(p) => p.next_record(),
         }
     }
 }
