@@ -234,12 +234,12 @@ impl<'s, 'a> Worker<'s, 'a> {
             match self.continue_walk(Some(&leaf)) {
                 Some(next) => {
                     if !Arc::ptr_eq(&next, &leaf) {
-                        s.ent.release();
+                        release(sh, &s.ent);
                     }
                     leaf = next;
                 }
                 None => {
-                    s.ent.release();
+                    release(sh, &s.ent);
                     break;
                 }
             }
@@ -270,7 +270,7 @@ impl<'s, 'a> Worker<'s, 'a> {
         let mut outs = Vec::new();
         let r =
             sh.w.run_box_collect(&leaf, input, ctx, &mut outs, &mut |st| self.deliver_now(st));
-        s.ent.release();
+        release(sh, &s.ent);
         if let (Some(t), Some(start)) = (self.tracer.as_mut(), start) {
             let name = &sh.w.net.node(leaf.node).name;
             t.record(EventKind::Box, name, start);
@@ -410,11 +410,17 @@ impl<'s, 'a> Worker<'s, 'a> {
     fn has_work(&mut self) -> bool {
         let sh = self.sh;
         sh.over()
-            || !sh.lists[self.id].is_empty()
+            // Licences for entities other workers are running do not keep us awake:
+            // their owners wake a sleeper when they let go of a non-empty stream.
+            || sh.lists[self.id].has_free(|l| !sh.slot(l, 0).ent.is_owned())
             // Input only counts while nobody reads it: a reader walking a long input
             // record (a network without boxes walks entirely there) would otherwise keep
             // this worker spinning. The reader notifies when it lets go of the input.
-            || (sh.input_admissible() && sh.input.try_lock().is_ok())
+            // (and only while the own list is empty: the loop does not admit input
+            // otherwise, input control §4.6).
+            || (sh.lists[self.id].is_empty()
+                && sh.input_admissible()
+                && sh.input.try_lock().is_ok())
             || (sh.term.input_done() && sh.term.idle())
             || self.try_steal()
     }
@@ -505,5 +511,15 @@ impl<'s, 'a> Worker<'s, 'a> {
         if let Some(t) = since.take() {
             self.idle += t.elapsed();
         }
+    }
+}
+
+/// Gives up (a share of) an entity; if its stream still holds jobs, wakes a sleeper:
+/// idle workers holding licences only for busy entities park (`Worker::has_work`).
+#[inline]
+fn release(sh: &Shared<'_>, ent: &crate::entity::Entity<Job>) {
+    ent.release();
+    if !ent.is_empty() {
+        sh.sleep.notify_one();
     }
 }

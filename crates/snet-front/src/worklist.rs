@@ -79,6 +79,15 @@ impl<E: Clone> WorkList<E> {
         self.refs.load(Ordering::SeqCst) == 0
     }
 
+    /// True if some licence is for an entity `is_free` says could be owned now (a
+    /// sleeper's check: licences for busy entities are work for their owners).
+    pub(crate) fn has_free(&self, mut is_free: impl FnMut(&E) -> bool) -> bool {
+        if self.is_empty() {
+            return false;
+        }
+        lock(&self.map).values().any(|r| is_free(&r.entity))
+    }
+
     /// Adds `n` licences for the entity with `key` (step 1); `entity` makes the
     /// reference if the list has none for it yet.
     pub(crate) fn add(&self, key: Key, n: u32, entity: impl FnOnce() -> E) {
