@@ -573,6 +573,12 @@ proptest! {
                 CType::LDouble => {
                     e[7] |= 0x80; // integer bit
                     e[9] &= 0xbf; // exponent below 0x7fff
+                    if e[8] == 0 && e[9] & 0x7f == 0 {
+                        // Exponent 0 with the integer bit set is a pseudo-denormal: a
+                        // non-canonical encoding whose text parses back to the
+                        // canonical one. Use the smallest normal exponent instead.
+                        e[8] = 1;
+                    }
                     e[10..].fill(0);
                 }
                 _ => {}
