@@ -373,6 +373,21 @@ fn block_with(
 }
 
 impl<T: Send> Producer<T> {
+    /// After a successful push: wakes the reader if it was blocked and records the
+    /// write for monitoring (`blocked`: the write had to wait for room).
+    #[inline(always)]
+    fn wrote(&self, w: crate::chan::Wake<crate::task::Task>, blocked: bool) {
+        let woke = handle_wake(w);
+        account(
+            &self.inner.meta,
+            Side::Write,
+            true,
+            woke,
+            blocked,
+            self.inner.chan.len(),
+        );
+    }
+
     /// Writes `item`, suspending the task while the stream is full.
     #[inline(always)]
     pub fn write(&mut self, item: T) -> Result<(), SendError<T>> {
@@ -381,15 +396,7 @@ impl<T: Send> Producer<T> {
         // SAFETY: this endpoint is the only producer (`&mut self`).
         match unsafe { self.inner.chan.try_push(item, false) } {
             Push::Done(w) => {
-                let woke = handle_wake(w);
-                account(
-                    &self.inner.meta,
-                    Side::Write,
-                    true,
-                    woke,
-                    false,
-                    self.inner.chan.len(),
-                );
+                self.wrote(w, false);
                 Ok(())
             }
             Push::Full(v) => self.write_blocking(v),
@@ -419,15 +426,7 @@ impl<T: Send> Producer<T> {
             // SAFETY: this endpoint is the only producer (`&mut self`).
             match unsafe { self.inner.chan.try_push(item, false) } {
                 Push::Done(w) => {
-                    let woke = handle_wake(w);
-                    account(
-                        &self.inner.meta,
-                        Side::Write,
-                        true,
-                        woke,
-                        true,
-                        self.inner.chan.len(),
-                    );
+                    self.wrote(w, true);
                     return Ok(());
                 }
                 Push::Full(v) => item = v,
@@ -441,15 +440,7 @@ impl<T: Send> Producer<T> {
         // SAFETY: single producer.
         match unsafe { self.inner.chan.try_push(item, false) } {
             Push::Done(w) => {
-                let woke = handle_wake(w);
-                account(
-                    &self.inner.meta,
-                    Side::Write,
-                    true,
-                    woke,
-                    false,
-                    self.inner.chan.len(),
-                );
+                self.wrote(w, false);
                 Ok(())
             }
             Push::Full(v) => Err(TryWriteError::Full(v)),
@@ -462,15 +453,7 @@ impl<T: Send> Producer<T> {
         // SAFETY: single producer.
         match unsafe { self.inner.chan.try_push(item, true) } {
             Push::Done(w) => {
-                let woke = handle_wake(w);
-                account(
-                    &self.inner.meta,
-                    Side::Write,
-                    true,
-                    woke,
-                    false,
-                    self.inner.chan.len(),
-                );
+                self.wrote(w, false);
                 Ok(())
             }
             Push::Full(v) | Push::Closed(v) => Err(SendError(v)),

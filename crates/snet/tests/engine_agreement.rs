@@ -14,7 +14,7 @@
 use common::{find_examples, Example};
 use proptest::prelude::*;
 use snet::{Arg, ArgExt, BoxInput, BoxOutput, EngineKind, Program, Record, RunOptions, Value};
-use snet_core::BoxFailure;
+use snet_core::{BoxFailure, RecordSink, RecordSource};
 use std::path::Path;
 
 mod common;
@@ -51,18 +51,29 @@ fn deep_copy(r: &Record) -> Record {
     c
 }
 
+/// Runs `run` on a fresh copy of `input` (C boxes may modify their inputs in place) and
+/// returns the canonical output.
+fn collect(
+    input: &[Record],
+    run: impl FnOnce(&mut dyn RecordSource, &mut dyn RecordSink) -> Result<(), String>,
+) -> Result<Vec<String>, String> {
+    let mut out: Vec<Record> = Vec::new();
+    let mut src = input.iter().map(deep_copy).fuse();
+    run(&mut src, &mut out)?;
+    Ok(out.iter().map(canon).collect())
+}
+
 fn run_on(
     prog: &Program,
     engine: EngineKind,
     workers: usize,
     input: &[Record],
 ) -> Result<Vec<String>, String> {
-    let mut out: Vec<Record> = Vec::new();
-    // Fresh field values per run: C boxes may modify their inputs in place.
-    let mut src = input.iter().map(deep_copy).fuse();
-    prog.run(engine, &mut src, &mut out, &RunOptions { workers })
-        .map_err(|e| e.to_string())?;
-    Ok(out.iter().map(canon).collect())
+    collect(input, |src, out| {
+        prog.run(engine, src, out, &RunOptions { workers })
+            .map(drop)
+            .map_err(|e| e.to_string())
+    })
 }
 
 /// `front` with every box allowed `k` concurrent invocations (seed 003 §4.7).
@@ -72,8 +83,6 @@ fn run_front_concurrent(
     workers: usize,
     input: &[Record],
 ) -> Result<Vec<String>, String> {
-    let mut out: Vec<Record> = Vec::new();
-    let mut src = input.iter().map(deep_copy).fuse();
     let e = snet_front::FrontEngine::new(snet_front::FrontOptions {
         box_concurrency: snet_front::BoxConcurrency {
             default: k,
@@ -81,16 +90,12 @@ fn run_front_concurrent(
         },
         ..Default::default()
     });
-    snet_core::Engine::run(
-        &e,
-        prog.net(),
-        prog.boxes(),
-        &mut src,
-        &mut out,
-        &RunOptions { workers },
-    )
-    .map_err(|e| e.to_string())?;
-    Ok(out.iter().map(canon).collect())
+    collect(input, |src, out| {
+        let opts = RunOptions { workers };
+        snet_core::Engine::run(&e, prog.net(), prog.boxes(), src, out, &opts)
+            .map(drop)
+            .map_err(|e| e.to_string())
+    })
 }
 
 fn sorted(mut v: Vec<String>) -> Vec<String> {
