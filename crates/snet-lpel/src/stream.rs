@@ -508,6 +508,21 @@ impl<T> Drop for Producer<T> {
 }
 
 impl<T: Send> Consumer<T> {
+    /// After a successful pop: wakes the writer if it was blocked and records the read
+    /// for monitoring (`blocked`: the read had to wait for an item).
+    #[inline(always)]
+    fn took(&self, w: crate::chan::Wake<crate::task::Task>, blocked: bool) {
+        let woke = handle_wake(w);
+        account(
+            &self.inner.meta,
+            Side::Read,
+            true,
+            woke,
+            blocked,
+            self.inner.chan.len(),
+        );
+    }
+
     /// Reads the next item, suspending the task while the stream is empty. `None`
     /// once the producer has closed and every item was read.
     #[inline(always)]
@@ -516,15 +531,7 @@ impl<T: Send> Consumer<T> {
         // SAFETY: this endpoint is the only consumer (`&mut self`).
         match unsafe { self.inner.chan.try_pop() } {
             Pop::Item(v, w) => {
-                let woke = handle_wake(w);
-                account(
-                    &self.inner.meta,
-                    Side::Read,
-                    true,
-                    woke,
-                    false,
-                    self.inner.chan.len(),
-                );
+                self.took(w, false);
                 Some(v)
             }
             Pop::Closed => None,
@@ -548,15 +555,7 @@ impl<T: Send> Consumer<T> {
             // SAFETY: this endpoint is the only consumer (`&mut self`).
             match unsafe { self.inner.chan.try_pop() } {
                 Pop::Item(v, w) => {
-                    let woke = handle_wake(w);
-                    account(
-                        &self.inner.meta,
-                        Side::Read,
-                        true,
-                        woke,
-                        true,
-                        self.inner.chan.len(),
-                    );
+                    self.took(w, true);
                     return Some(v);
                 }
                 Pop::Closed => return None,
@@ -570,15 +569,7 @@ impl<T: Send> Consumer<T> {
         // SAFETY: single consumer.
         match unsafe { self.inner.chan.try_pop() } {
             Pop::Item(v, w) => {
-                let woke = handle_wake(w);
-                account(
-                    &self.inner.meta,
-                    Side::Read,
-                    true,
-                    woke,
-                    false,
-                    self.inner.chan.len(),
-                );
+                self.took(w, false);
                 Ok(v)
             }
             Pop::Empty => Err(TryReadError::Empty),
