@@ -112,43 +112,39 @@ fn check_agreement(
     ordered: bool,
 ) -> Result<Vec<String>, String> {
     let want = run_on(prog, EngineKind::Seq, 1, input).map_err(|e| format!("{name} [seq]: {e}"))?;
+    // One configuration's output against seq's.
+    let check = |what: &str, got: Result<Vec<String>, String>| -> Result<(), String> {
+        let got = got.map_err(|e| format!("{name} [{what}]: {e}"))?;
+        let same = if ordered {
+            got == want
+        } else {
+            sorted(got.clone()) == sorted(want.clone())
+        };
+        if same {
+            return Ok(());
+        }
+        Err(format!(
+            "{name} [{what}] differs from seq{}:\n  seq:  {want:?}\n  got:  {got:?}",
+            if ordered { " (ordered)" } else { " (multiset)" }
+        ))
+    };
     for &engine in EngineKind::ALL {
         if engine == EngineKind::Seq {
             continue;
         }
         for workers in [1, 2] {
+            let what = format!("{} -w {workers}", engine.name());
             if std::env::var_os("SNET_AGREEMENT_TRACE").is_some() {
-                eprintln!("{name} [{} -w {workers}]", engine.name());
+                eprintln!("{name} [{what}]");
             }
-            let got = run_on(prog, engine, workers, input)
-                .map_err(|e| format!("{name} [{} -w {workers}]: {e}", engine.name()))?;
-            let same = if ordered {
-                got == want
-            } else {
-                sorted(got.clone()) == sorted(want.clone())
-            };
-            if !same {
-                return Err(format!(
-                    "{name} [{} -w {workers}] differs from seq{}:\n  seq:  {want:?}\n  got:  {got:?}",
-                    engine.name(),
-                    if ordered { " (ordered)" } else { " (multiset)" }
-                ));
-            }
+            check(&what, run_on(prog, engine, workers, input))?;
         }
     }
     // Concurrent invocations of every box must not change the outcome either.
-    let got = run_front_concurrent(prog, 3, 2, input)
-        .map_err(|e| format!("{name} [front --box-concurrency 3 -w 2]: {e}"))?;
-    let same = if ordered {
-        got == want
-    } else {
-        sorted(got.clone()) == sorted(want.clone())
-    };
-    if !same {
-        return Err(format!(
-            "{name} [front --box-concurrency 3 -w 2] differs from seq:\n  seq:  {want:?}\n  got:  {got:?}"
-        ));
-    }
+    check(
+        "front --box-concurrency 3 -w 2",
+        run_front_concurrent(prog, 3, 2, input),
+    )?;
     Ok(want)
 }
 
