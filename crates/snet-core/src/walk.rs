@@ -478,23 +478,29 @@ impl<'a> Walker<'a> {
                     InstKind::Feedback(body) => pos = Pos::Enter(body.clone()),
                 },
                 Pos::Leave(inst) => {
-                    if let Slot::Stage(star) = inst.slot {
-                        // The common case of a star: on to the existing next stage,
-                        // without the star instance itself.
-                        let NodeKind::Star { exits, .. } = &self.net.node(star).kind else {
-                            unreachable!("stage of a non-star node")
-                        };
-                        let exit = pattern::matches_any(&tok.rec, exits)
-                            .map_err(|e| self.err_at(star, &tok.rec, e.to_string()))?;
-                        if !exit {
-                            if let Some(n) = inst.next_stage.get() {
-                                if !n.is_identity() {
-                                    pos = Pos::Enter(n.clone());
-                                    continue;
+                    // A star stage: the exit test needs only the star's node, and the
+                    // common case (on to the existing next stage) not the star instance
+                    // itself, whose reference count every worker would otherwise update
+                    // at every firing.
+                    let stage_exit = match inst.slot {
+                        Slot::Stage(star) => {
+                            let NodeKind::Star { exits, .. } = &self.net.node(star).kind else {
+                                unreachable!("stage of a non-star node")
+                            };
+                            let exit = pattern::matches_any(&tok.rec, exits)
+                                .map_err(|e| self.err_at(star, &tok.rec, e.to_string()))?;
+                            if !exit {
+                                if let Some(n) = inst.next_stage.get() {
+                                    if !n.is_identity() {
+                                        pos = Pos::Enter(n.clone());
+                                        continue;
+                                    }
                                 }
                             }
+                            Some(exit)
                         }
-                    }
+                        _ => None,
+                    };
                     let Some(parent) = inst.parent() else {
                         if inst.slot == Slot::Root {
                             sink(Step::Output(tok));
@@ -509,11 +515,7 @@ impl<'a> Walker<'a> {
                     match (&parent.kind, inst.slot) {
                         (InstKind::Serial(_, b), Slot::Left) => pos = Pos::Enter(b.clone()),
                         (InstKind::Star { .. }, Slot::Stage(_)) => {
-                            let NodeKind::Star { exits, .. } = &self.net.node(parent.node).kind
-                            else {
-                                unreachable!("star instance of a non-star node")
-                            };
-                            if self.test(&parent, &tok.rec, exits)? {
+                            if stage_exit == Some(true) {
                                 match self.collect(&parent, tok, stack) {
                                     Some(t) => {
                                         tok = t;
