@@ -152,14 +152,15 @@ pub(crate) fn run(args: RunArgs) -> ExitCode {
     let (output, flush_each): (Box<dyn Write + Send>, bool) = match &args.output {
         Some(p) => match File::create(p) {
             Ok(f) => {
-                let streaming = f.metadata().map(|m| !m.is_file()).unwrap_or(true);
+                let streaming =
+                    f.is_terminal() || f.metadata().map(|m| is_stream(&m)).unwrap_or(true);
                 (Box::new(f), streaming)
             }
             Err(e) => return fail(format!("cannot create output {}: {e}", p.display())),
         },
         None => {
             let out = std::io::stdout();
-            let streaming = out.is_terminal() || !stdout_is_regular_file();
+            let streaming = out.is_terminal() || stdout_is_stream();
             (Box::new(out), streaming)
         }
     };
@@ -278,16 +279,30 @@ fn input_is_regular_file(args: &RunArgs) -> bool {
     args.input.is_some()
 }
 
+/// True for outputs read as they are written (pipes, sockets): each record is flushed
+/// at once. Files and devices such as `/dev/null` are written in blocks.
 #[cfg(unix)]
-fn stdout_is_regular_file() -> bool {
-    std::fs::metadata("/dev/stdout")
-        .map(|m| m.is_file())
-        .unwrap_or(false)
+fn is_stream(m: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    let t = m.file_type();
+    t.is_fifo() || t.is_socket()
 }
 
 #[cfg(not(unix))]
-fn stdout_is_regular_file() -> bool {
-    false
+fn is_stream(m: &std::fs::Metadata) -> bool {
+    !m.is_file()
+}
+
+#[cfg(unix)]
+fn stdout_is_stream() -> bool {
+    std::fs::metadata("/dev/stdout")
+        .map(|m| is_stream(&m))
+        .unwrap_or(true)
+}
+
+#[cfg(not(unix))]
+fn stdout_is_stream() -> bool {
+    true
 }
 
 fn bind_c_boxes(prog: &mut Program, args: &RunArgs) -> Result<(), ExitCode> {
