@@ -13,7 +13,8 @@
 use aes::cipher::{BlockEncrypt, KeyInit};
 use snet_lpel::kpn::{channel, Network};
 use snet_lpel::{
-    stream, Activation, Config, PlacementConfig, Quiescence, Runtime, Strategy, TaskSpec,
+    stream, thread_cpu_ns, Activation, Config, PlacementConfig, Quiescence, Runtime, Strategy,
+    TaskSpec,
 };
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
@@ -24,17 +25,6 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 // ---------------------------------------------------------------- ring
-
-/// CPU time of the calling OS thread in ns (not inflated when the machine is shared).
-fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: valid timespec pointer; CLOCK_THREAD_CPUTIME_ID exists on Linux.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
 
 /// LPEL ring: n processes, a 4-byte token makes `rounds` round trips. `good`
 /// placement puts consecutive processes on the same worker (blocks of n/w),

@@ -7,20 +7,8 @@
 //! cargo run --release -p snet-lpel --example lpel_micro -- yield   # one task yielding (YIELDS=n)
 //! ```
 
-use snet_lpel::{stream, yield_now, Config, Quiescence, Runtime, TaskSpec};
+use snet_lpel::{stream, thread_cpu_ns, yield_now, Config, Quiescence, Runtime, TaskSpec};
 use std::time::Instant;
-
-/// CPU time of the calling OS thread (the worker, inside a task), in ns: unlike wall
-/// time it is not inflated when the machine is shared.
-fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: valid timespec pointer; CLOCK_THREAD_CPUTIME_ID exists on Linux.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
 
 fn main() {
     let only_yield = std::env::args().any(|a| a == "yield");

@@ -63,7 +63,7 @@ mod sync;
 mod task;
 mod worker;
 
-pub use clock::now_ns;
+pub use clock::{now_ns, thread_cpu_ns};
 pub use config::{
     Assignment, Config, MonitorConfig, MonitorLevel, PlacementConfig, Scheduling, Strategy,
 };
