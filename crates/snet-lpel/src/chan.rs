@@ -951,6 +951,17 @@ mod loom_tests {
         }
     }
 
+    /// The producer thread of the blocking models: writes `0..n` (waiting for room),
+    /// then closes.
+    fn produce_and_close(c: &Chan<u32, Waiter>, n: u32) {
+        let me = Waiter::new();
+        for i in 0..n {
+            push_blocking(c, &me, i);
+        }
+        // SAFETY: the calling thread is the only producer and closes once.
+        handle(unsafe { c.close_producer() });
+    }
+
     fn pop_blocking(c: &Chan<u32, Waiter>, me: &Waiter) -> Option<u32> {
         loop {
             // SAFETY: the calling thread is the only consumer.
@@ -975,14 +986,7 @@ mod loom_tests {
         loom::model(|| {
             let c: Arc<Chan<u32, Waiter>> = Arc::new(Chan::new(1, false));
             let c2 = Arc::clone(&c);
-            let p = thread::spawn(move || {
-                let me = Waiter::new();
-                for i in 0..3 {
-                    push_blocking(&c2, &me, i);
-                }
-                // SAFETY: producer closes once.
-                handle(unsafe { c2.close_producer() });
-            });
+            let p = thread::spawn(move || produce_and_close(&c2, 3));
             let me = Waiter::new();
             let mut got = vec![];
             while let Some(v) = pop_blocking(&c, &me) {
@@ -1031,14 +1035,7 @@ mod loom_tests {
         loom::model(|| {
             let c: Arc<Chan<u32, Waiter>> = Arc::new(Chan::new(2, false));
             let c2 = Arc::clone(&c);
-            let p = thread::spawn(move || {
-                let me = Waiter::new();
-                for i in 0..3 {
-                    push_blocking(&c2, &me, i);
-                }
-                // SAFETY: producer closes once.
-                handle(unsafe { c2.close_producer() });
-            });
+            let p = thread::spawn(move || produce_and_close(&c2, 3));
             let me = Waiter::new();
             let mut got = vec![];
             // A blocking read (may be handed its item) ...
