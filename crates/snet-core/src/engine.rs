@@ -229,14 +229,8 @@ impl Counters {
         bump_in(i, &s.created, n as u64);
         self.flight(i, s, n as i64);
     }
-    /// `n` records were consumed (by a box or a filter).
-    pub fn consumed(&self, n: usize) {
-        let (i, s) = self.shard();
-        bump_in(i, &s.consumed, n as u64);
-        self.flight(i, s, -(n as i64));
-    }
-    /// A box invocation ended; `consumed`: it had an input record (not an initialiser).
-    /// One call instead of `box_call` + `consumed` on the hot path.
+    /// A box invocation ended (counted once it returned); `consumed`: it had an input
+    /// record (not an initialiser). Records it emitted were counted by `produced`.
     pub fn box_done(&self, consumed: bool) {
         let (i, s) = self.shard();
         bump_in(i, &s.box_calls, 1);
@@ -245,8 +239,7 @@ impl Counters {
             self.flight(i, s, -1);
         }
     }
-    /// A filter consumed one record and produced `n` (one call for `consumed` +
-    /// `produced` on the hot path).
+    /// A filter consumed one record and produced `n`.
     pub fn filtered(&self, n: usize) {
         let (i, s) = self.shard();
         bump_in(i, &s.consumed, 1);
@@ -258,11 +251,6 @@ impl Counters {
         let (i, s) = self.shard();
         bump_in(i, &s.stored, n as u64);
         self.flight(i, s, -(n as i64));
-    }
-    /// A box was invoked.
-    pub fn box_call(&self) {
-        let (i, s) = self.shard();
-        bump_in(i, &s.box_calls, 1);
     }
     /// A synchrocell fired, merging the arriving record with `earlier` stored ones.
     pub fn sync_merge(&self, earlier: usize) {
@@ -450,7 +438,7 @@ mod tests {
                         c.input();
                         c.produced(2);
                         c.box_done(true);
-                        c.consumed(1);
+                        c.filtered(0);
                         c.output();
                     }
                 });

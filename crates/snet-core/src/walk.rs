@@ -210,12 +210,6 @@ impl<'a> Walker<'a> {
         tok: &Token,
         sink: &mut dyn FnMut(Step),
     ) -> Arc<Inst> {
-        // The common case: the next stage exists and is not an identity.
-        if let Some(n) = from.and_then(|s| s.next_stage.get()) {
-            if !n.is_identity() {
-                return n.clone();
-            }
-        }
         let NodeKind::Star { body, .. } = &self.net.node(star.node).kind else {
             unreachable!("next_stage on a non-star instance")
         };

@@ -12,6 +12,7 @@ const FIBER_STACK: usize = 16 << 20;
 use crate::entity::Entity;
 use crate::options::FrontOptions;
 use crate::sleep::Sleep;
+use crate::sync::lock;
 use crate::termination::Termination;
 use crate::trace;
 use crate::worker::Worker;
@@ -97,7 +98,7 @@ impl Shared<'_> {
         leaf.engine_slot(|| {
             let limit = leaf.box_index().map_or(1, |b| self.limits[b]);
             if limit > 1 {
-                lock_ok(&self.concurrent).push(Arc::downgrade(leaf));
+                lock(&self.concurrent).push(Arc::downgrade(leaf));
             }
             Slot {
                 ent: Entity::with_limit(limit),
@@ -110,7 +111,7 @@ impl Shared<'_> {
     /// Records the first error and stops every worker.
     pub(crate) fn fail(&self, e: RunError) {
         {
-            let mut g = self.error.lock().unwrap_or_else(|p| p.into_inner());
+            let mut g = lock(&self.error);
             if g.is_none() {
                 *g = Some(e);
             }
@@ -169,11 +170,6 @@ fn free_tree(root: Arc<Inst>, entities: u64) {
         .spawn(move || drop(root));
 }
 
-/// Locks a mutex, ignoring poisoning (a panicking worker aborts the run anyway).
-pub(crate) fn lock_ok<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 /// Aborts the run (instead of hanging the other workers) if a worker panics.
 struct PanicGuard<'s, 'a>(&'s Shared<'a>);
 
@@ -208,16 +204,12 @@ fn run_on_pool<'s, 'a>(
     pool.run_on_each(|i| {
         let _guard = PanicGuard(sh);
         let mut wk = match i {
-            0 => w0
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .take()
-                .expect("worker 0 runs once"),
+            0 => lock(&w0).take().expect("worker 0 runs once"),
             _ => Worker::new(sh, i),
         };
         wk.run();
         let r = wk.report();
-        reports.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(r);
+        lock(&reports)[i] = Some(r);
     });
     drop(pool);
     Ok(reports
@@ -311,7 +303,7 @@ impl Engine for FrontEngine {
             });
         }
         let wall = epoch.elapsed();
-        let error = sh.error.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let error = lock(&sh.error).take();
         if let Some(e) = error {
             // Queued records hold causal frames that point back into the instance tree:
             // drop them so the tree is freed.
@@ -320,12 +312,12 @@ impl Engine for FrontEngine {
                     drop(sh.slot(&leaf, 0).ent.drain());
                 }
             }
-            for leaf in lock_ok(&sh.concurrent).drain(..) {
+            for leaf in lock(&sh.concurrent).drain(..) {
                 if let Some(leaf) = leaf.upgrade() {
                     let s = sh.slot(&leaf, 0);
                     drop(s.ent.drain());
                     if let Some(o) = &s.order {
-                        lock_ok(o).done.clear();
+                        lock(o).done.clear();
                     }
                 }
             }

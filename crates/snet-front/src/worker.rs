@@ -35,7 +35,8 @@
 //! not empty). It acquires or pushes into the destination *before* releasing the
 //! entity it just ran, so a later invocation of that entity cannot overtake the record.
 
-use crate::engine::{lock_ok, Job, Shared};
+use crate::engine::{Job, Shared};
+use crate::sync::lock;
 use crate::trace::{EventKind, Tracer};
 use crate::worklist::Key;
 use snet_core::det::Token;
@@ -279,7 +280,7 @@ impl<'s, 'a> Worker<'s, 'a> {
             let Some(order) = &s.order else {
                 unreachable!("a concurrent box has a collector")
             };
-            let mut g = lock_ok(order);
+            let mut g = lock(order);
             g.done.insert(seq, outs);
             loop {
                 let n = g.next;

@@ -241,7 +241,7 @@ impl Engine for ThreadsEngine {
             {
                 let _ = tx.send(Job::Stop);
             }
-            root.discard_stored()
+            shared.walker.discard_stored(&root)
         });
         if let Some(e) = shared
             .error

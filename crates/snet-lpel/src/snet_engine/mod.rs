@@ -736,7 +736,7 @@ impl Engine for LpelEngine {
             );
         }
         let wall = start.elapsed();
-        let discarded = root.discard_stored();
+        let discarded = run.walker.discard_stored(&root);
         drop(root);
         if let (Some(dest), Some(dir)) = (&self.config.trace_file, &mon_dir) {
             if let Err(e) = std::fs::copy(dir.join("trace.json"), dest) {
