@@ -19,6 +19,10 @@ use crate::record::Record;
 use crate::sync_cell::SyncOutcome;
 use std::sync::Arc;
 
+/// What `invoke_box` does with each emitted record (walk it on, or keep it); walks
+/// go to the step sink passed along.
+type EmitFn<'e> = dyn FnMut(Token, &mut dyn FnMut(Step)) -> Result<(), RunError> + 'e;
+
 /// Where a walking record is.
 #[derive(Debug, Clone)]
 pub enum Pos {
@@ -162,13 +166,12 @@ impl<'a> Walker<'a> {
         self.invoke_box(leaf, input, ctx, &mut emit, sink)
     }
 
-    #[allow(clippy::type_complexity)]
     fn invoke_box(
         &self,
         leaf: &Arc<Inst>,
         input: Option<Record>,
         ctx: crate::det::Ctx,
-        emit: &mut dyn FnMut(Token, &mut dyn FnMut(Step)) -> Result<(), RunError>,
+        emit: &mut EmitFn<'_>,
         sink: &mut dyn FnMut(Step),
     ) -> Result<(), RunError> {
         let Some(bi) = leaf.box_index() else {

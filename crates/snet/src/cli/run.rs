@@ -408,7 +408,7 @@ enum Input<R: Read + Send + 'static> {
     Prefetched(Prefetch),
 }
 
-impl<R: Read + Send + 'static> Input<R> {
+impl<R: Read + Send + 'static> CountsDiscarded for Input<R> {
     fn discarded(&self) -> u64 {
         match self {
             Input::Direct(s) => s.discarded,
