@@ -189,7 +189,12 @@ fn knap_rec<P: Par>(p: P, e: &[Item], c: i64, v: i64, best: &AtomicI64) -> i64 {
         || knap_rec(p, &e[1..], c, v, best),
     );
     let b = with.max(without);
-    best.fetch_max(b, Ordering::Relaxed);
+    // As Fibril's `if (best > best_so_far) best_so_far = best;`: read first, write only
+    // on improvement. An unconditional RMW at every node would bounce the shared line
+    // between the workers on every node (T2 slower than T1).
+    if b > best.load(Ordering::Relaxed) {
+        best.fetch_max(b, Ordering::Relaxed);
+    }
     b
 }
 
