@@ -799,6 +799,16 @@ fn main() {
         println!("{ns:.1} ns/transaction wall, {cpu:.1} ns thread CPU");
         return;
     }
+    if what == "aes-one" {
+        // aes-one K WORKERS RUNS: MB/s of each run at one chunk size (for profiling).
+        let k: u32 = args[1].parse().expect("K");
+        let w = args[2].parse().expect("WORKERS");
+        let runs: usize = args.get(3).map_or(5, |r| r.parse().expect("RUNS"));
+        let mut buf = make_chunks(k);
+        let v: Vec<f64> = (0..runs).map(|_| aes_lpel(w, &mut buf)).collect();
+        println!("k {k} ({} processes) {w}w: MB/s {v:.0?}", AES_TOTAL >> k);
+        return;
+    }
     let mut runs = 5;
     let mut out_path = None;
     let mut i = 1;
