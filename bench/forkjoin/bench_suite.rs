@@ -8,7 +8,9 @@
 //!
 //! `--madvise` adds a table of T2 under each madvise policy (seed 002 §5.2.3);
 //! `--variants` adds T1/T2 with eager publication and with the symmetric barrier;
-//! `--stacks` prints the stack-pool micro-benchmark.
+//! `--stacks` prints the stack-pool micro-benchmark; `--floor` adds the machine's own
+//! limit on T2/T1 (two serial copies at once); `--no-main` skips the main table;
+//! `--profile serial|t1|t2|rayon1|rayon2` runs only that configuration (for a profiler).
 
 mod kernels;
 
@@ -435,6 +437,73 @@ fn table(rows: &[Row]) -> String {
     s
 }
 
+/// What two cores give on this machine without any runtime: the serial elision run
+/// alone, and two copies of it at once on two threads. `pair / alone / 2` is the
+/// lowest T2/T1 any runtime can reach here for that kernel (shared caches, memory
+/// bandwidth, clock under load).
+fn floor_table(list: &[Bench], runs: usize) -> String {
+    let mut s = String::from(
+        "| benchmark | Ts alone s | two Ts at once s | slowdown | T2/T1 floor |\n|---|---|---|---|---|\n",
+    );
+    for b in list {
+        let run = b.run;
+        serial(run);
+        let mut alone = vec![];
+        let mut pair = vec![];
+        for _ in 0..runs {
+            alone.push(serial(run).0);
+            pair.push(std::thread::scope(|sc| {
+                let h = [
+                    sc.spawn(move || run(Backend::Serial).0),
+                    sc.spawn(move || run(Backend::Serial).0),
+                ];
+                h.map(|h| h.join().expect("serial run panicked"))
+                    .into_iter()
+                    .fold(0.0, f64::max)
+            }));
+        }
+        let (a, p) = (median(alone), median(pair));
+        s.push_str(&format!(
+            "| {} | {a:.3} | {p:.3} | {:.3} | {:.3} |\n",
+            b.name,
+            p / a,
+            p / a / 2.0
+        ));
+    }
+    s
+}
+
+/// `--profile CONFIG`: runs one configuration only, `runs` times, printing each time
+/// (and the pool's counters), so that a profiler sees nothing else.
+fn profile(list: &[Bench], runs: usize, config: &str) {
+    for b in list {
+        let run = b.run;
+        let pool = match config {
+            "t1" => Some(snet_pool(1, MadvisePolicy::default())),
+            "t2" => Some(snet_pool(2, MadvisePolicy::default())),
+            _ => None,
+        };
+        let ray = match config {
+            "rayon1" => Some(rayon_pool(1)),
+            "rayon2" => Some(rayon_pool(2)),
+            _ => None,
+        };
+        for _ in 0..runs {
+            let t = if let Some(p) = &pool {
+                p.install(|| run(Backend::Snet)).0
+            } else if let Some(r) = &ray {
+                r.install(|| run(Backend::Rayon)).0
+            } else {
+                serial(run).0
+            };
+            eprintln!("{} {config} {t:.3} s", b.name);
+        }
+        if let Some(p) = &pool {
+            eprintln!("{:?}", p.stats());
+        }
+    }
+}
+
 fn madvise_table(list: &[Bench], runs: usize) -> String {
     let mut s = String::from("| benchmark | T2 none s | T2 MADV_FREE s | T2 MADV_DONTNEED s | parks (free) | madvise calls (free) |\n|---|---|---|---|---|---|\n");
     for b in list {
@@ -591,6 +660,9 @@ fn main() {
     let mut madvise = false;
     let mut stacks = false;
     let mut variants = false;
+    let mut floor = false;
+    let mut profile_config: Option<String> = None;
+    let mut main_table = true;
     let mut i = 0;
     while i < args.len() {
         match args[i].as_str() {
@@ -616,6 +688,12 @@ fn main() {
                 i += 1;
             }
             "--madvise" => madvise = true,
+            "--floor" => floor = true,
+            "--profile" => {
+                profile_config = Some(args[i + 1].clone());
+                i += 1;
+            }
+            "--no-main" => main_table = false,
             "--stacks" => stacks = true,
             "--variants" => variants = true,
             a => panic!("unknown argument {a}"),
@@ -626,6 +704,10 @@ fn main() {
         .into_iter()
         .filter(|b| only.as_ref().is_none_or(|o| o.iter().any(|x| x == b.name)))
         .collect();
+    if let Some(c) = profile_config {
+        profile(&list, runs, &c);
+        return;
+    }
     let mut out = format!(
         "Machine: {}. Inputs: {:?}. Median of {runs} runs per cell.\n\n",
         machine(),
@@ -634,7 +716,7 @@ fn main() {
     let mut rows = vec![];
     let (busy0, total0) = cpu_ticks();
     let wall = Instant::now();
-    for b in &list {
+    for b in list.iter().filter(|_| main_table) {
         let r = run_bench(b, runs);
         eprintln!(
             "{:<10} Ts {:.3}  T1 {:.3}  T2 {:.3}  rayon T1 {:.3}  T2 {:.3}",
@@ -646,14 +728,20 @@ fn main() {
     // Our own process keeps at most one core busy outside T2 runs; anything beyond
     // what the machine's 2 cores minus ours could give is other load.
     let busy = (busy1 - busy0) as f64 / (total1 - total0).max(1) as f64;
-    out.push_str(&format!(
-        "Machine CPU busy during the main table: {:.0}% of {} cores over {:.0} s (our runs \
-         use 1 core, 2 in T2 cells; more means other load on this shared machine).\n\n",
-        busy * 100.0,
-        std::thread::available_parallelism().map_or(0, |n| n.get()),
-        wall.elapsed().as_secs_f64()
-    ));
-    out.push_str(&table(&rows));
+    if main_table {
+        out.push_str(&format!(
+            "Machine CPU busy during the main table: {:.0}% of {} cores over {:.0} s (our \
+             runs use 1 core, 2 in T2 cells; more means other load on this shared machine).\n\n",
+            busy * 100.0,
+            std::thread::available_parallelism().map_or(0, |n| n.get()),
+            wall.elapsed().as_secs_f64()
+        ));
+        out.push_str(&table(&rows));
+    }
+    if floor {
+        out.push_str("\nThe machine's own limit (two serial copies at once, no runtime):\n\n");
+        out.push_str(&floor_table(&list, runs));
+    }
     if madvise {
         out.push_str("\nT2 by madvise policy (seed 002 §5.2.3):\n\n");
         out.push_str(&madvise_table(&list, runs));
