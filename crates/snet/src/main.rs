@@ -7,7 +7,7 @@ mod cli;
 
 /// S-Net: check, draw and run S-Net coordination programs.
 #[derive(Debug, Parser)]
-#[command(name = "snet", version, about)]
+#[command(name = "snet", version, about, propagate_version = true)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -191,6 +191,27 @@ fn usage_errors_exit_2() {
 }
 
 #[test]
+fn version_and_help_flags_work_on_run_as_spec_11_1_lists_them() {
+    // Spec §11.1: `-V` prints the version, `-h` the usage text (exit 0).
+    for args in [&["-V"][..], &["run", "-V"], &["check", "-V"]] {
+        let out = snet(args, "");
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        assert!(
+            text(&out.stdout).contains(env!("CARGO_PKG_VERSION")),
+            "{args:?}: {}",
+            text(&out.stdout)
+        );
+    }
+    let out = snet(&["run", "-h"], "");
+    assert_eq!(out.status.code(), Some(0));
+    let usage = text(&out.stdout);
+    assert!(
+        usage.contains("-i") && usage.contains("-o") && usage.contains("-w"),
+        "{usage}"
+    );
+}
+
+#[test]
 fn json_lines_round_trip_through_a_program() {
     let prog = tmp(
         "counter3.snet",
