@@ -783,6 +783,21 @@ fn bench_placement(runs: usize, out: &mut String) {
     let _ = writeln!(out);
 }
 
+const USAGE: &str = "usage: kpn_bench [ring|aes|h264|placement|all] [--runs N] [--out FILE]
+       kpn_bench ring-one N WORKERS [good|bad]
+       kpn_bench aes-one K WORKERS [RUNS]";
+
+/// The `i`-th argument parsed as `T`, or the usage text and exit code 2.
+fn arg<T: std::str::FromStr>(args: &[String], i: usize, what: &str) -> T {
+    match args.get(i).map(|a| a.parse::<T>()) {
+        Some(Ok(v)) => v,
+        _ => {
+            eprintln!("kpn_bench: missing or bad {what}\n{USAGE}");
+            std::process::exit(2)
+        }
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let what = args
@@ -792,8 +807,8 @@ fn main() {
         .to_string();
     if what == "ring-one" {
         // ring-one N WORKERS good|bad: one LPEL ring measurement (for profiling).
-        let n = args[1].parse().expect("N");
-        let w = args[2].parse().expect("WORKERS");
+        let n = arg(&args, 1, "N");
+        let w = arg(&args, 2, "WORKERS");
         let good = args.get(3).map(String::as_str) != Some("bad");
         let (ns, cpu) = ring_lpel(n, w, good, RING_TX);
         println!("{ns:.1} ns/transaction wall, {cpu:.1} ns thread CPU");
@@ -801,13 +816,21 @@ fn main() {
     }
     if what == "aes-one" {
         // aes-one K WORKERS RUNS: MB/s of each run at one chunk size (for profiling).
-        let k: u32 = args[1].parse().expect("K");
-        let w = args[2].parse().expect("WORKERS");
-        let runs: usize = args.get(3).map_or(5, |r| r.parse().expect("RUNS"));
+        let k: u32 = arg(&args, 1, "K");
+        let w = arg(&args, 2, "WORKERS");
+        let runs: usize = if args.len() > 3 {
+            arg(&args, 3, "RUNS")
+        } else {
+            5
+        };
         let mut buf = make_chunks(k);
         let v: Vec<f64> = (0..runs).map(|_| aes_lpel(w, &mut buf)).collect();
         println!("k {k} ({} processes) {w}w: MB/s {v:.0?}", AES_TOTAL >> k);
         return;
+    }
+    if !["ring", "aes", "h264", "placement", "all"].contains(&what.as_str()) {
+        eprintln!("kpn_bench: unknown benchmark {what}\n{USAGE}");
+        std::process::exit(2)
     }
     let mut runs = 5;
     let mut out_path = None;
@@ -815,14 +838,17 @@ fn main() {
     while i < args.len() {
         match args[i].as_str() {
             "--runs" => {
-                runs = args[i + 1].parse().expect("--runs N");
+                runs = arg(&args, i + 1, "--runs N");
                 i += 1;
             }
             "--out" => {
-                out_path = Some(args[i + 1].clone());
+                out_path = Some(arg::<String>(&args, i + 1, "--out FILE"));
                 i += 1;
             }
-            other => panic!("unknown argument {other}"),
+            other => {
+                eprintln!("kpn_bench: unknown argument {other}\n{USAGE}");
+                std::process::exit(2)
+            }
         }
         i += 1;
     }
