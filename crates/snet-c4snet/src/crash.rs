@@ -8,12 +8,14 @@
 //! example Rust's stack-overflow reporter) and re-raises, changing nothing.
 //!
 //! Invariants: the handler only calls async-signal-safe functions (`write`,
-//! `sigaction`, `raise`) and reads the thread-local current invocation, which is a
+//! `sigaction`, `raise`, and the flush function of [`set_crash_flush`], whose contract
+//! requires the same) and reads the thread-local current invocation, which is a
 //! `const`-initialised raw pointer (see `abi`, invariant 4). The previous actions are
 //! written once, before the handler is installed, and only read afterwards.
 
 use std::ffi::c_int;
 use std::io;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 const SIGNALS: [c_int; 5] = [
@@ -33,6 +35,17 @@ unsafe impl Sync for Previous {}
 unsafe impl Send for Previous {}
 
 static PREVIOUS: OnceLock<Previous> = OnceLock::new();
+
+/// The function [`set_crash_flush`] registered (0: none), as an address.
+static FLUSH: AtomicUsize = AtomicUsize::new(0);
+
+/// Registers `f` to run when a C box crashes, after the crash message and before the
+/// signal kills the process: the CLI writes the output records buffered so far with
+/// it. `f` runs inside a signal handler and must only do async-signal-safe work (no
+/// allocation, no blocking lock).
+pub fn set_crash_flush(f: fn()) {
+    FLUSH.store(f as usize, Ordering::Release);
+}
 
 fn describe(sig: c_int) -> &'static [u8] {
     match sig {
@@ -63,6 +76,13 @@ extern "C" fn on_fatal_signal(sig: c_int, _info: *mut libc::siginfo_t, _ctx: *mu
     let index = SIGNALS.iter().position(|&s| s == sig);
     if let Some(name) = crate::abi::current_box_name() {
         write_stderr(&[b"snet: box `", name, b"` crashed: ", describe(sig), b"\n"]);
+        let f = FLUSH.load(Ordering::Acquire);
+        if f != 0 {
+            // SAFETY: a non-zero FLUSH is the address of a `fn()` stored by
+            // `set_crash_flush`, whose contract makes it callable here.
+            let f: fn() = unsafe { std::mem::transmute::<usize, fn()>(f) };
+            f();
+        }
         // SAFETY: an all-zero sigaction with SIG_DFL is the default action.
         let mut dfl: libc::sigaction = unsafe { std::mem::zeroed() };
         dfl.sa_sigaction = libc::SIG_DFL;

@@ -271,6 +271,58 @@ fn a_c_box_with_an_8_mib_local_array_runs_on_every_engine() {
 }
 
 #[test]
+fn records_output_before_a_c_box_crashes_reach_the_output_file() {
+    // The output file is written in blocks (not a stream); a box that crashes on the
+    // third record must not take the first two with it (spec §11.3: output is flushed
+    // after each record).
+    let prog = tmp(
+        "crashes.snet",
+        "net crashes { box third((A) -> (A)); } connect third;",
+    );
+    let c = tmp(
+        "third.c",
+        "#include <C4SNet.h>\n#include <stddef.h>\nvoid *third(void *hnd, c4snet_data_t *a)\n{\n    if (*(int *)C4SNetGetData(a) == 3) { volatile int *p = NULL; *p = 1; }\n    C4SNetOut(hnd, 1, a);\n    return hnd;\n}\n",
+    );
+    let input = tmp(
+        "crashes.xml",
+        &(1..=4)
+            .map(|i| format!("<record xmlns=\"snet-home.org\" type=\"data\" mode=\"textual\" interface=\"C4SNet\"><field label=\"A\">(int){i}</field></record>\n"))
+            .collect::<String>(),
+    );
+    for engine in ["seq", "front", "lpel", "threads"] {
+        let out_path = tmp(&format!("crashes-{engine}.xml"), "");
+        let out = snet(
+            &[
+                "run",
+                prog.to_str().unwrap(),
+                c.to_str().unwrap(),
+                "-i",
+                input.to_str().unwrap(),
+                "-o",
+                out_path.to_str().unwrap(),
+                "--engine",
+                engine,
+            ],
+            "",
+        );
+        assert!(!out.status.success(), "{engine}");
+        assert!(
+            text(&out.stderr).contains("box `third` crashed: SIGSEGV"),
+            "{engine}: {}",
+            text(&out.stderr)
+        );
+        let written = std::fs::read_to_string(&out_path).unwrap();
+        for v in ["(int)1", "(int)2"] {
+            assert!(
+                written.contains(v),
+                "{engine}: {v} missing from {written:?}"
+            );
+        }
+        assert!(!written.contains("(int)3"), "{engine}: {written}");
+    }
+}
+
+#[test]
 fn box_concurrency_keeps_the_output_order_and_rejects_bad_limits() {
     // A C box that works longer on even values: concurrent invocations finish out of
     // order, the output must not.

@@ -2,5 +2,6 @@
 
 pub(crate) mod check;
 pub(crate) mod graph;
+pub(crate) mod output;
 pub(crate) mod prefetch;
 pub(crate) mod run;

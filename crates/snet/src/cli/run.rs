@@ -5,9 +5,11 @@ use snet::{EngineKind, Program};
 use snet_core::{Engine, Record, RecordSink, RecordSource, RunError, RunOptions};
 use std::fs::File;
 use std::io::{BufReader, IsTerminal, Read, Write};
+use std::os::fd::AsFd;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use super::output::Output;
 use super::prefetch::{CountsDiscarded, Prefetch};
 
 /// Record formats on the command line.
@@ -149,21 +151,20 @@ pub(crate) fn run(args: RunArgs) -> ExitCode {
         },
         None => Box::new(std::io::stdin()),
     };
-    let (output, flush_each): (Box<dyn Write + Send>, bool) = match &args.output {
+    let out_file = match &args.output {
         Some(p) => match File::create(p) {
-            Ok(f) => {
-                let streaming =
-                    f.is_terminal() || f.metadata().map(|m| is_stream(&m)).unwrap_or(true);
-                (Box::new(f), streaming)
-            }
+            Ok(f) => f,
             Err(e) => return fail(format!("cannot create output {}: {e}", p.display())),
         },
-        None => {
-            let out = std::io::stdout();
-            let streaming = out.is_terminal() || stdout_is_stream();
-            (Box::new(out), streaming)
-        }
+        None => match std::io::stdout().as_fd().try_clone_to_owned() {
+            Ok(fd) => File::from(fd),
+            Err(e) => return fail(format!("cannot use standard output: {e}")),
+        },
     };
+    let streaming =
+        out_file.is_terminal() || out_file.metadata().map(|m| is_stream(&m)).unwrap_or(true);
+    let output = Output::new(out_file, streaming);
+    let drain = output.handle();
     let reader = BufReader::with_capacity(1 << 16, input);
     let mut opts = RunOptions::default();
     if let Some(w) = args.workers {
@@ -188,7 +189,9 @@ pub(crate) fn run(args: RunArgs) -> ExitCode {
     } else {
         Input::Direct(direct)
     };
-    let mut sink = Sink::new(args.format, output, flush_each);
+    // The record writer hands over each record at once; `Output` decides when it
+    // reaches the file (and writes it if a C box crashes).
+    let mut sink = Sink::new(args.format, Box::new(output), true);
     let result = match engine {
         EngineKind::Lpel => {
             let cli = snet_lpel::snet_engine::CliOptions {
@@ -238,7 +241,11 @@ pub(crate) fn run(args: RunArgs) -> ExitCode {
         }
         _ => prog.run(engine, &mut source, &mut sink, &opts),
     };
-    let finish = sink.finish();
+    let finish = sink.finish().and_then(|()| {
+        drain
+            .drain()
+            .map_err(|e| format!("cannot write the output: {e}"))
+    });
     match result {
         Ok(stats) => {
             if stats.discarded_in_sync > 0 {
@@ -291,18 +298,6 @@ fn is_stream(m: &std::fs::Metadata) -> bool {
 #[cfg(not(unix))]
 fn is_stream(m: &std::fs::Metadata) -> bool {
     !m.is_file()
-}
-
-#[cfg(unix)]
-fn stdout_is_stream() -> bool {
-    std::fs::metadata("/dev/stdout")
-        .map(|m| is_stream(&m))
-        .unwrap_or(true)
-}
-
-#[cfg(not(unix))]
-fn stdout_is_stream() -> bool {
-    true
 }
 
 fn bind_c_boxes(prog: &mut Program, args: &RunArgs) -> Result<(), ExitCode> {
