@@ -104,8 +104,29 @@ extern "C" fn on_fatal_signal(sig: c_int, _info: *mut libc::siginfo_t, _ctx: *mu
     }
 }
 
+/// `atexit` hook: a C box that calls `exit()` ends the process from inside a box
+/// call. Say so, and write the buffered output (the flush function finds nothing to
+/// write after a normal end, when the CLI has written everything already).
+extern "C" fn on_exit() {
+    if let Some(name) = crate::abi::current_box_name() {
+        write_stderr(&[
+            b"snet: box `",
+            name,
+            b"` called exit(): the run ends here (records not yet output are lost)\n",
+        ]);
+    }
+    let f = FLUSH.load(Ordering::Acquire);
+    if f != 0 {
+        // SAFETY: as in `on_fatal_signal`.
+        let f: fn() = unsafe { std::mem::transmute::<usize, fn()>(f) };
+        f();
+    }
+}
+
 /// Installs the crash handler (idempotent). The CLI calls this once at start-up, before
-/// running any box; a crashing C box then names itself on standard error.
+/// running any box; a crashing C box then names itself on standard error, and so does
+/// a box that calls `exit()` (an `atexit` hook); both then run the function of
+/// [`set_crash_flush`].
 pub fn install_crash_handler() -> io::Result<()> {
     static RESULT: OnceLock<Result<(), i32>> = OnceLock::new();
     let r = RESULT.get_or_init(|| {
@@ -135,6 +156,11 @@ pub fn install_crash_handler() -> io::Result<()> {
                     return Err(io::Error::last_os_error().raw_os_error().unwrap_or(0));
                 }
             }
+        }
+        // SAFETY: registering a plain `extern "C" fn()` that only writes to file
+        // descriptors (see `on_exit`).
+        if unsafe { libc::atexit(on_exit) } != 0 {
+            return Err(0);
         }
         Ok(())
     });

@@ -323,6 +323,52 @@ fn records_output_before_a_c_box_crashes_reach_the_output_file() {
 }
 
 #[test]
+fn a_c_box_that_calls_exit_is_named_and_the_output_so_far_is_kept() {
+    let prog = tmp(
+        "exits.snet",
+        "net exits { box third((A) -> (A)); } connect third;",
+    );
+    let c = tmp(
+        "exits.c",
+        "#include <C4SNet.h>\n#include <stdlib.h>\nvoid *third(void *hnd, c4snet_data_t *a)\n{\n    if (*(int *)C4SNetGetData(a) == 3) exit(4);\n    C4SNetOut(hnd, 1, a);\n    return hnd;\n}\n",
+    );
+    let input = tmp(
+        "exits.xml",
+        &(1..=4)
+            .map(|i| format!("<record xmlns=\"snet-home.org\" type=\"data\" mode=\"textual\" interface=\"C4SNet\"><field label=\"A\">(int){i}</field></record>\n"))
+            .collect::<String>(),
+    );
+    for engine in ["seq", "front", "lpel", "threads"] {
+        let out_path = tmp(&format!("exits-{engine}.xml"), "");
+        let out = snet(
+            &[
+                "run",
+                prog.to_str().unwrap(),
+                c.to_str().unwrap(),
+                "-i",
+                input.to_str().unwrap(),
+                "-o",
+                out_path.to_str().unwrap(),
+                "--engine",
+                engine,
+            ],
+            "",
+        );
+        assert_eq!(out.status.code(), Some(4), "{engine}");
+        assert!(
+            text(&out.stderr).contains("box `third` called exit()"),
+            "{engine}: {}",
+            text(&out.stderr)
+        );
+        let written = std::fs::read_to_string(&out_path).unwrap();
+        assert!(
+            written.contains("(int)1") && written.contains("(int)2"),
+            "{engine}: {written:?}"
+        );
+    }
+}
+
+#[test]
 fn box_concurrency_keeps_the_output_order_and_rejects_bad_limits() {
     // A C box that works longer on even values: concurrent invocations finish out of
     // order, the output must not.
