@@ -270,48 +270,65 @@ fn a_c_box_with_an_8_mib_local_array_runs_on_every_engine() {
     }
 }
 
+/// Runs a one-box program whose C box `third` runs `on_three` (C statements) on the
+/// record `{A: 3}` of the input `{A: 1}`..`{A: 4}`, on every engine, writing to a file;
+/// returns per engine the process output and what reached the file.
+fn run_box_that_dies(name: &str, includes: &str, on_three: &str) -> Vec<(String, Output, String)> {
+    let prog = tmp(
+        &format!("{name}.snet"),
+        &format!("net {name} {{ box third((A) -> (A)); }} connect third;"),
+    );
+    let c = tmp(
+        &format!("{name}.c"),
+        &format!("#include <C4SNet.h>\n{includes}\nvoid *third(void *hnd, c4snet_data_t *a)\n{{\n    if (*(int *)C4SNetGetData(a) == 3) {{ {on_three} }}\n    C4SNetOut(hnd, 1, a);\n    return hnd;\n}}\n"),
+    );
+    let input = tmp(
+        &format!("{name}.xml"),
+        &(1..=4)
+            .map(|i| format!("<record xmlns=\"snet-home.org\" type=\"data\" mode=\"textual\" interface=\"C4SNet\"><field label=\"A\">(int){i}</field></record>\n"))
+            .collect::<String>(),
+    );
+    ["seq", "front", "lpel", "threads"]
+        .iter()
+        .map(|engine| {
+            let out_path = tmp(&format!("{name}-{engine}.out.xml"), "");
+            let out = snet(
+                &[
+                    "run",
+                    prog.to_str().unwrap(),
+                    c.to_str().unwrap(),
+                    "-i",
+                    input.to_str().unwrap(),
+                    "-o",
+                    out_path.to_str().unwrap(),
+                    "--engine",
+                    engine,
+                ],
+                "",
+            );
+            let written = std::fs::read_to_string(&out_path).unwrap();
+            (engine.to_string(), out, written)
+        })
+        .collect()
+}
+
 #[test]
 fn records_output_before_a_c_box_crashes_reach_the_output_file() {
     // The output file is written in blocks (not a stream); a box that crashes on the
     // third record must not take the first two with it (spec §11.3: output is flushed
     // after each record).
-    let prog = tmp(
-        "crashes.snet",
-        "net crashes { box third((A) -> (A)); } connect third;",
+    let runs = run_box_that_dies(
+        "crashes",
+        "#include <stddef.h>",
+        "volatile int *p = NULL; *p = 1;",
     );
-    let c = tmp(
-        "third.c",
-        "#include <C4SNet.h>\n#include <stddef.h>\nvoid *third(void *hnd, c4snet_data_t *a)\n{\n    if (*(int *)C4SNetGetData(a) == 3) { volatile int *p = NULL; *p = 1; }\n    C4SNetOut(hnd, 1, a);\n    return hnd;\n}\n",
-    );
-    let input = tmp(
-        "crashes.xml",
-        &(1..=4)
-            .map(|i| format!("<record xmlns=\"snet-home.org\" type=\"data\" mode=\"textual\" interface=\"C4SNet\"><field label=\"A\">(int){i}</field></record>\n"))
-            .collect::<String>(),
-    );
-    for engine in ["seq", "front", "lpel", "threads"] {
-        let out_path = tmp(&format!("crashes-{engine}.xml"), "");
-        let out = snet(
-            &[
-                "run",
-                prog.to_str().unwrap(),
-                c.to_str().unwrap(),
-                "-i",
-                input.to_str().unwrap(),
-                "-o",
-                out_path.to_str().unwrap(),
-                "--engine",
-                engine,
-            ],
-            "",
-        );
+    for (engine, out, written) in runs {
         assert!(!out.status.success(), "{engine}");
         assert!(
             text(&out.stderr).contains("box `third` crashed: SIGSEGV"),
             "{engine}: {}",
             text(&out.stderr)
         );
-        let written = std::fs::read_to_string(&out_path).unwrap();
         for v in ["(int)1", "(int)2"] {
             assert!(
                 written.contains(v),
@@ -324,43 +341,13 @@ fn records_output_before_a_c_box_crashes_reach_the_output_file() {
 
 #[test]
 fn a_c_box_that_calls_exit_is_named_and_the_output_so_far_is_kept() {
-    let prog = tmp(
-        "exits.snet",
-        "net exits { box third((A) -> (A)); } connect third;",
-    );
-    let c = tmp(
-        "exits.c",
-        "#include <C4SNet.h>\n#include <stdlib.h>\nvoid *third(void *hnd, c4snet_data_t *a)\n{\n    if (*(int *)C4SNetGetData(a) == 3) exit(4);\n    C4SNetOut(hnd, 1, a);\n    return hnd;\n}\n",
-    );
-    let input = tmp(
-        "exits.xml",
-        &(1..=4)
-            .map(|i| format!("<record xmlns=\"snet-home.org\" type=\"data\" mode=\"textual\" interface=\"C4SNet\"><field label=\"A\">(int){i}</field></record>\n"))
-            .collect::<String>(),
-    );
-    for engine in ["seq", "front", "lpel", "threads"] {
-        let out_path = tmp(&format!("exits-{engine}.xml"), "");
-        let out = snet(
-            &[
-                "run",
-                prog.to_str().unwrap(),
-                c.to_str().unwrap(),
-                "-i",
-                input.to_str().unwrap(),
-                "-o",
-                out_path.to_str().unwrap(),
-                "--engine",
-                engine,
-            ],
-            "",
-        );
+    for (engine, out, written) in run_box_that_dies("exits", "#include <stdlib.h>", "exit(4);") {
         assert_eq!(out.status.code(), Some(4), "{engine}");
         assert!(
             text(&out.stderr).contains("box `third` called exit()"),
             "{engine}: {}",
             text(&out.stderr)
         );
-        let written = std::fs::read_to_string(&out_path).unwrap();
         assert!(
             written.contains("(int)1") && written.contains("(int)2"),
             "{engine}: {written:?}"
