@@ -37,6 +37,13 @@ fn main() -> ExitCode {
             };
         }
     };
+    // Like a classic C program (and the classic runtime): a closed output pipe
+    // (`snet run ... | head`) ends the process quietly instead of an error message.
+    #[cfg(unix)]
+    // SAFETY: setting the default action of SIGPIPE before any other thread exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     // Box code may run on this thread (the seq engine, worker 0 of the others): give it
     // the stack a C box with large local arrays would have had in the classic runtime.
     let work = std::thread::Builder::new()

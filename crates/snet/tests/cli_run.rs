@@ -212,6 +212,37 @@ fn version_and_help_flags_work_on_run_as_spec_11_1_lists_them() {
 }
 
 #[test]
+fn a_closed_output_pipe_ends_the_run_quietly() {
+    // `snet run ... | head`: like a classic C program, the process ends by SIGPIPE
+    // without an error message.
+    use std::io::Read;
+    use std::os::unix::process::ExitStatusExt;
+    let prog = tmp(
+        "counterpipe.snet",
+        &COUNTER.replace("counter", "counterpipe"),
+    );
+    let input: String = (0..50_000).map(rec).collect();
+    let input_path = tmp("counterpipe.xml", &input);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_snet"))
+        .args([
+            "run",
+            prog.to_str().unwrap(),
+            "-i",
+            input_path.to_str().unwrap(),
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 64];
+    child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+    // The read end is dropped here; the next writes hit a closed pipe.
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.signal(), Some(13), "{:?}", out.status);
+    assert_eq!(text(&out.stderr), "");
+}
+
+#[test]
 fn json_lines_round_trip_through_a_program() {
     let prog = tmp(
         "counter3.snet",
