@@ -188,6 +188,9 @@ fn usage_errors_exit_2() {
     let out = snet(&["run", prog.to_str().unwrap(), "--engine", "nonesuch"], "");
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("nonesuch"));
+    let out = snet(&["run", prog.to_str().unwrap(), "-w", "0"], "");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("at least 1"));
 }
 
 #[test]

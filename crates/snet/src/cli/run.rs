@@ -117,6 +117,10 @@ pub(crate) fn run(args: RunArgs) -> ExitCode {
         );
         return ExitCode::from(2);
     };
+    if args.workers == Some(0) {
+        eprintln!("error: -w/--workers must be at least 1");
+        return ExitCode::from(2);
+    }
     let mut prog = match Program::from_file(&args.program) {
         Ok(p) => p,
         Err(e) => {
