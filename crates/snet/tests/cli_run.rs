@@ -199,6 +199,9 @@ fn a_c_box_with_a_bad_variant_stops_the_run_naming_the_box() {
     assert_eq!(out.status.code(), Some(1));
     let stderr = text(&out.stderr);
     assert!(stderr.contains("emit7") && stderr.contains('7'), "{stderr}");
+    // Spec §10: the diagnostic names the offending record's labels, including the
+    // ones the box took as arguments.
+    assert!(stderr.contains("input labels {A}"), "{stderr}");
 }
 
 #[test]
