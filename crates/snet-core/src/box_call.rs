@@ -66,9 +66,18 @@ impl Emitter for BoxEmitter<'_> {
 }
 
 fn box_error(sig: &BoxSig, loc: &str, rec: Option<&Record>, msg: impl Into<String>) -> RunError {
+    // `rec` holds the labels the box did not take; name the ones it did (spec §10: the
+    // diagnostic names the offending record's labels).
+    let taken = match &sig.input {
+        Some(ls) if !ls.is_empty() => {
+            let names: Vec<String> = ls.iter().map(|l| l.to_string()).collect();
+            format!(" and the box's input labels {{{}}}", names.join(", "))
+        }
+        _ => String::new(),
+    };
     RunError::new(
         format!("box `{}` ({loc})", sig.name),
-        rec.map(|r| format!("{r:?}")),
+        rec.map(|r| format!("{r:?}{taken}")),
         msg,
     )
 }

@@ -434,7 +434,16 @@ impl<'a> Walker<'a> {
                         };
                         enter_frame(&inst, &mut tok);
                         if self.test(&inst, &tok.rec, exits)? {
-                            pos = Pos::Leave(inst);
+                            // Leaves at the entry tap: through the collector like a
+                            // record leaving a stage (for `**` this completes its
+                            // frame, which later inputs wait for).
+                            match self.collect(&inst, tok, stack) {
+                                Some(t) => {
+                                    tok = t;
+                                    pos = Pos::Leave(inst);
+                                }
+                                None => return Ok(()),
+                            }
                         } else {
                             pos = Pos::Enter(self.next_stage(&inst, None, &tok, sink));
                         }

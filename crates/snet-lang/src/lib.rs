@@ -195,6 +195,7 @@ pub fn compile_str(file_name: &str, source: &str) -> Result<Compiled, Diagnostic
     };
 
     let mut inf = Infer::new(&ir);
+    let routing_overflow = inf.routing_overflow();
     sema::check(&ir, &mut inf, &mut diags);
     let body = ir.nets[entry].body;
     if inf.input(body).is_empty() && !errors(&diags) {
@@ -210,7 +211,7 @@ pub fn compile_str(file_name: &str, source: &str) -> Result<Compiled, Diagnostic
     inf.set_precise(true);
     let signature = signature(&ir, &mut inf, entry);
     inf.set_precise(false);
-    if let Some(at) = inf.overflow {
+    if let Some(at) = routing_overflow {
         diags.push(
             Diagnostic::error(
                 "E0504",
@@ -221,7 +222,7 @@ pub fn compile_str(file_name: &str, source: &str) -> Result<Compiled, Diagnostic
             )
             .primary(
                 ir.nodes[at].span,
-                "while inferring the type of this network",
+                "routing needs the input type of this branch (spec §8)",
             )
             .help("declare signatures on the named networks involved"),
         );
@@ -264,11 +265,19 @@ fn signature(ir: &sema::Ir, inf: &mut Infer<'_>, entry: usize) -> String {
                 maps.push(format!("{ins} -> {outs}").trim().to_owned());
             }
         }
+        // A type too large to compute (see `sema::infer`) is shown as `...`.
+        None if inf.input_incomplete(n.body) => maps.push("...".to_owned()),
         None => {
             for v in inf.input(n.body).clone() {
+                inf.begin();
                 let outs = inf.output(n.body, &v);
+                let outs = if inf.tainted() {
+                    "...".to_owned()
+                } else {
+                    show_type(&outs)
+                };
                 maps.push(
-                    format!("{} -> {}", show_variant(&v), show_type(&outs))
+                    format!("{} -> {outs}", show_variant(&v))
                         .trim_end()
                         .to_owned(),
                 );

@@ -182,3 +182,21 @@ fn pass_through_qualifiers_reattach_the_labels() {
     assert!(matches!(net.node(*bx).kind, NodeKind::Box(0)));
     assert_eq!(net.boxes[0].input.as_ref().map(Vec::len), Some(3));
 }
+
+#[test]
+fn a_long_chain_of_choices_compiles_although_its_own_type_is_too_large() {
+    // `(b0 | []) .. (b1 | []) .. ...`: §8 gives the chain 2^n input variants, but routing
+    // needs only the types of the branches. Sixteen stages used to fail with E0504
+    // (and ten took a minute to print the signature).
+    let n = 16;
+    let boxes: String = (0..n)
+        .map(|i| format!("box b{i}((x{i}) -> (x{}));", i + 1))
+        .collect();
+    let chain: Vec<String> = (0..n).map(|i| format!("(b{i} | [])")).collect();
+    let src = format!("net long {{ {boxes} }} connect {};", chain.join(" .. "));
+    let start = std::time::Instant::now();
+    let c = compile("long", &src);
+    assert!(start.elapsed().as_secs() < 20, "{:?}", start.elapsed());
+    assert_eq!(routes(&c.net), vec![vec!["{x0}"], vec!["{}"]]);
+    assert_eq!(c.signature, "...");
+}

@@ -118,6 +118,27 @@ fn a_record_no_branch_accepts_is_reported_not_dropped() {
 }
 
 #[test]
+fn a_fatal_error_ends_the_output_without_a_terminate_record() {
+    // Spec §7.16: the terminate record is written when the run finishes; a fatal
+    // run-time error stops it instead (records already written stay written).
+    let prog = tmp(
+        "fatal.snet",
+        "net fatal connect [{<a>} -> {<a>}] | [{<b>} -> {<b>}];",
+    );
+    let input = "<record xmlns=\"snet-home.org\" type=\"data\" mode=\"textual\"><tag label=\"a\">1</tag></record>\n\
+                 <record xmlns=\"snet-home.org\" type=\"data\" mode=\"textual\"><tag label=\"c\">1</tag></record>\n";
+    for engine in ["seq", "threads", "front", "lpel"] {
+        let out = snet(&["run", prog.to_str().unwrap(), "--engine", engine], input);
+        assert_eq!(out.status.code(), Some(1), "{engine}");
+        let stdout = text(&out.stdout);
+        assert!(!stdout.contains("terminate"), "{engine}: {stdout}");
+        if engine == "seq" {
+            assert!(stdout.contains("<tag label=\"a\">1</tag>"), "{stdout}");
+        }
+    }
+}
+
+#[test]
 fn stats_account_for_every_record() {
     let prog = tmp(
         "dup.snet",
@@ -178,6 +199,9 @@ fn a_c_box_with_a_bad_variant_stops_the_run_naming_the_box() {
     assert_eq!(out.status.code(), Some(1));
     let stderr = text(&out.stderr);
     assert!(stderr.contains("emit7") && stderr.contains('7'), "{stderr}");
+    // Spec §10: the diagnostic names the offending record's labels, including the
+    // ones the box took as arguments.
+    assert!(stderr.contains("input labels {A}"), "{stderr}");
 }
 
 #[test]

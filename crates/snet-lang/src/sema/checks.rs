@@ -35,8 +35,9 @@ pub(crate) fn check(ir: &Ir, inf: &mut Infer<'_>, diags: &mut Vec<Diagnostic>) {
                     );
                     continue;
                 }
+                inf.begin();
                 let outs = inf.all_outputs(*body);
-                if outs.is_empty() {
+                if outs.is_empty() || inf.tainted() {
                     continue;
                 }
                 let produced: Vec<Label> = outs.iter().flatten().copied().collect();
@@ -95,7 +96,7 @@ pub(crate) fn check(ir: &Ir, inf: &mut Infer<'_>, diags: &mut Vec<Diagnostic>) {
     for n in &ir.nets {
         if let Some(sig) = &n.sig {
             let body_in = inf.input(n.body).clone();
-            if body_in.is_empty() {
+            if body_in.is_empty() || inf.input_incomplete(n.body) {
                 continue;
             }
             for d in Infer::sig_inputs(sig) {
@@ -196,6 +197,9 @@ fn serial_mismatch(ir: &Ir, inf: &Infer<'_>, a: IrId, b: IrId, diags: &mut Vec<D
     let Some((consumed, outs, who)) = tail(ir, a) else {
         return;
     };
+    if inf.input_incomplete(b) {
+        return;
+    }
     let in_b = inf.input(b);
     for o in &outs {
         let rejects = |w: &Variant| -> Option<Label> {
@@ -253,6 +257,9 @@ fn serial_mismatch(ir: &Ir, inf: &Infer<'_>, a: IrId, b: IrId, diags: &mut Vec<D
 /// Item 16: a variant of the composite's input type that two branches accept equally
 /// well (the leftmost wins, spec §7.8).
 fn routing_tie(ir: &Ir, inf: &Infer<'_>, id: IrId, branches: &[IrId], diags: &mut Vec<Diagnostic>) {
+    if inf.input_incomplete(id) {
+        return;
+    }
     for v in inf.input(id) {
         let scores: Vec<Option<usize>> = branches
             .iter()

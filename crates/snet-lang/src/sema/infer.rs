@@ -1,8 +1,15 @@
 //! Routing-type inference (spec §8): `in(E)` for every node (bottom-up, in id order)
 //! and `out(E, v)` on demand, memoised.
 //!
-//! Type lists are capped at [`MAX_VARIANTS`] variants; a program that needs more gets
-//! an error instead of a compile that never ends.
+//! Type lists are capped at [`MAX_VARIANTS`] variants and every query (the `in` of one
+//! node, one warning, the printed signature) at [`WORK_BUDGET`] steps. A type that hits
+//! either limit is *incomplete*, and so is every type computed from it. Only the input
+//! types of parallel branches decide routing: an incomplete one is an error (the
+//! program gets an error instead of a compile that never ends); anywhere else (the
+//! type of a long chain as a whole, warnings, the signature `snet check` prints) the
+//! limit only costs information. The §8 rules are exponential in the length of a
+//! chain of choices such as `(f | []) .. (g | []) .. ...`, whose routing needs only
+//! the small types of its branches.
 
 use super::ir::*;
 use snet_core::net::Variant;
@@ -13,17 +20,24 @@ use std::rc::Rc;
 /// Most variants one inferred type may have.
 pub(crate) const MAX_VARIANTS: usize = 4096;
 
+/// Most steps (variants built or copied) one query may take.
+pub(crate) const WORK_BUDGET: u64 = 1 << 21;
+
 /// A list of variants (a type), de-duplicated, first occurrence kept.
 pub(crate) type Ty = Vec<Variant>;
 
 pub(crate) struct Infer<'ir> {
     ir: &'ir Ir,
     ins: Vec<Rc<Ty>>,
-    /// Memo of `out(E, v)`, per node.
-    outs: Vec<HashMap<Variant, Ty>>,
-    outs_precise: Vec<HashMap<Variant, Ty>>,
-    /// Set when a type hit [`MAX_VARIANTS`] (at the node given).
-    pub(crate) overflow: Option<IrId>,
+    /// `ins[id]` is incomplete (it hit a limit, or was computed from a type that did).
+    in_incomplete: Vec<bool>,
+    /// Memo of `out(E, v)`, per node, with its incompleteness.
+    outs: Vec<HashMap<Variant, (Ty, bool)>>,
+    outs_precise: Vec<HashMap<Variant, (Ty, bool)>>,
+    /// Set when the computation under way used or produced an incomplete type.
+    tainted: bool,
+    /// Steps left for the current query.
+    budget: u64,
     /// `out(A | B, v)` follows routing (only the branch `v` goes to) instead of the
     /// §8 rule `out(A, v) ++ out(B, v)`. Used only to print signatures; routing types
     /// always follow §8.
@@ -94,9 +108,11 @@ impl<'ir> Infer<'ir> {
         let mut inf = Infer {
             ir,
             ins: Vec::with_capacity(ir.nodes.len()),
+            in_incomplete: Vec::with_capacity(ir.nodes.len()),
             outs: vec![HashMap::new(); ir.nodes.len()],
             outs_precise: vec![HashMap::new(); ir.nodes.len()],
-            overflow: None,
+            tainted: false,
+            budget: WORK_BUDGET,
             precise: false,
         };
         for id in 0..ir.nodes.len() {
@@ -106,13 +122,63 @@ impl<'ir> Infer<'ir> {
                 IrKind::Feedback { body, .. } | IrKind::At { body } => Some(*body),
                 _ => None,
             };
-            let t = match shared {
-                Some(b) if inf.overflow.is_none() => Rc::clone(&inf.ins[b]),
-                _ => Rc::new(inf.compute_in(id)),
+            let (t, incomplete) = match shared {
+                Some(b) => (Rc::clone(&inf.ins[b]), inf.in_incomplete[b]),
+                None => {
+                    inf.begin();
+                    let t = inf.compute_in(id);
+                    let t = inf.cap(t);
+                    (Rc::new(t), inf.tainted)
+                }
             };
             inf.ins.push(t);
+            inf.in_incomplete.push(incomplete);
         }
+        inf.begin();
         inf
+    }
+
+    /// Starts a new query: a fresh work budget and no taint.
+    pub(crate) fn begin(&mut self) {
+        self.tainted = false;
+        self.budget = WORK_BUDGET;
+    }
+
+    /// Whether the current query (since [`Infer::begin`]) used an incomplete type.
+    pub(crate) fn tainted(&self) -> bool {
+        self.tainted
+    }
+
+    /// Whether `in(id)` is incomplete.
+    pub(crate) fn input_incomplete(&self, id: IrId) -> bool {
+        self.in_incomplete[id]
+    }
+
+    /// A parallel branch whose input type (its routing type) is incomplete, if any.
+    pub(crate) fn routing_overflow(&self) -> Option<IrId> {
+        self.ir.nodes.iter().find_map(|n| match &n.kind {
+            IrKind::Par { branches, .. } => {
+                branches.iter().copied().find(|b| self.in_incomplete[*b])
+            }
+            _ => None,
+        })
+    }
+
+    /// `in(id)` for use in a computation (taints it if incomplete).
+    fn in_of(&mut self, id: IrId) -> Rc<Ty> {
+        self.tainted |= self.in_incomplete[id];
+        Rc::clone(&self.ins[id])
+    }
+
+    /// Takes `n` steps of the budget; false (and the query tainted) once it is spent.
+    fn spend(&mut self, n: u64) -> bool {
+        if self.budget < n {
+            self.budget = 0;
+            self.tainted = true;
+            return false;
+        }
+        self.budget -= n;
+        true
     }
 
     /// Switches `out` of parallel compositions to follow routing (for printing
@@ -129,10 +195,10 @@ impl<'ir> Infer<'ir> {
         &self.ins[id]
     }
 
-    fn cap(&mut self, id: IrId, mut t: Ty) -> Ty {
+    fn cap(&mut self, mut t: Ty) -> Ty {
         if t.len() > MAX_VARIANTS {
             t.truncate(MAX_VARIANTS);
-            self.overflow.get_or_insert(id);
+            self.tainted = true;
         }
         t
     }
@@ -150,18 +216,18 @@ impl<'ir> Infer<'ir> {
 
     fn compute_in(&mut self, id: IrId) -> Ty {
         let ir = self.ir;
-        if self.overflow.is_some() {
-            // An error is reported; keep the rest cheap.
+        if self.tainted || !self.spend(1) {
+            // The result is incomplete anyway; keep the rest cheap.
             return vec![Vec::new()];
         }
-        let t = match &ir.nodes[id].kind {
+        match &ir.nodes[id].kind {
             IrKind::Box(b) => match &ir.boxes[*b].input {
                 Some(ls) => vec![variant_of(ls)],
                 None => Vec::new(),
             },
             IrKind::Net(n) => match &ir.nets[*n].sig {
                 Some(sig) => Self::sig_inputs(sig),
-                None => self.ins[ir.nets[*n].body].to_vec(),
+                None => self.in_of(ir.nets[*n].body).to_vec(),
             },
             IrKind::Identity | IrKind::Error => vec![Vec::new()],
             IrKind::Filter(f) => vec![f.pattern.clone()],
@@ -178,10 +244,10 @@ impl<'ir> Infer<'ir> {
             IrKind::Serial(a, b) => {
                 let (a, b) = (*a, *b);
                 let mut t = TyBuilder::default();
-                let in_b = Rc::clone(&self.ins[b]);
+                let in_b = self.in_of(b);
                 let empty = vec![Vec::new()];
                 let in_b: &Ty = if in_b.is_empty() { &empty } else { &in_b };
-                let in_a = Rc::clone(&self.ins[a]);
+                let in_a = self.in_of(a);
                 for v in in_a.iter() {
                     let outs = self.output(a, v);
                     if outs.is_empty() {
@@ -189,11 +255,14 @@ impl<'ir> Infer<'ir> {
                         continue;
                     }
                     for o in &outs {
+                        if !self.spend(in_b.len() as u64) {
+                            break;
+                        }
                         for w in in_b {
                             t.push(union(v, &minus(w, o)));
                         }
                     }
-                    if t.full() {
+                    if t.full() || self.tainted {
                         break;
                     }
                 }
@@ -202,21 +271,21 @@ impl<'ir> Infer<'ir> {
             IrKind::Par { branches, .. } => {
                 let mut t = TyBuilder::default();
                 for b in branches {
-                    for v in self.ins[*b].iter() {
+                    for v in self.in_of(*b).iter() {
                         t.push(v.clone());
                     }
                 }
                 t.list
             }
             IrKind::Star { body, exits, .. } => {
-                let mut t = self.ins[*body].to_vec();
+                let mut t = self.in_of(*body).to_vec();
                 for p in exits {
                     push_unique(&mut t, p.labels.clone());
                 }
                 t
             }
             IrKind::Split { body, index, .. } => {
-                let inb = &self.ins[*body];
+                let inb = self.in_of(*body);
                 if inb.is_empty() {
                     vec![vec![*index]]
                 } else {
@@ -227,25 +296,31 @@ impl<'ir> Infer<'ir> {
                     t
                 }
             }
-            IrKind::Feedback { body, .. } | IrKind::At { body, .. } => self.ins[*body].to_vec(),
-        };
-        self.cap(id, t)
+            IrKind::Feedback { body, .. } | IrKind::At { body, .. } => self.in_of(*body).to_vec(),
+        }
     }
 
     /// `out(E, v)`: the explicitly produced variants for input variant `v`.
+    /// Taints the current query if the result is incomplete.
     pub(crate) fn output(&mut self, id: IrId, v: &Variant) -> Ty {
-        if let Some(t) = self.outs[id].get(v) {
-            return t.clone();
+        if let Some((t, incomplete)) = self.outs[id].get(v) {
+            let (t, incomplete) = (t.clone(), *incomplete);
+            self.tainted |= incomplete;
+            self.spend(t.len() as u64);
+            return t;
         }
+        let outer = std::mem::replace(&mut self.tainted, false);
         let t = crate::grow(|| self.compute_out(id, v));
-        let t = self.cap(id, t);
-        self.outs[id].insert(v.clone(), t.clone());
+        let t = self.cap(t);
+        let incomplete = self.tainted;
+        self.outs[id].insert(v.clone(), (t.clone(), incomplete));
+        self.tainted |= outer;
         t
     }
 
     fn compute_out(&mut self, id: IrId, v: &Variant) -> Ty {
         let ir = self.ir;
-        if self.overflow.is_some() {
+        if !self.spend(1) {
             return Ty::new();
         }
         match &ir.nodes[id].kind {
@@ -293,9 +368,12 @@ impl<'ir> Infer<'ir> {
             IrKind::Serial(a, b) => {
                 let (a, b) = (*a, *b);
                 let outs_a = self.output(a, v);
-                let in_b = Rc::clone(&self.ins[b]);
+                let in_b = self.in_of(b);
                 if in_b.is_empty() {
                     return outs_a;
+                }
+                if self.tainted {
+                    return Ty::new();
                 }
                 let outs_a = if outs_a.is_empty() {
                     vec![Vec::new()]
@@ -312,12 +390,15 @@ impl<'ir> Infer<'ir> {
                 let mut t = TyBuilder::default();
                 for o in &outs_a {
                     for (w, outs_b) in &per_w {
+                        if !self.spend(outs_b.len() as u64) {
+                            break;
+                        }
                         let keep = minus(o, w);
                         for p in outs_b {
                             t.push(union(p, &keep));
                         }
                     }
-                    if t.full() {
+                    if t.full() || self.tainted {
                         break;
                     }
                 }
@@ -326,7 +407,11 @@ impl<'ir> Infer<'ir> {
             IrKind::Par { branches, .. } if self.precise => {
                 let mut best: Option<(usize, IrId)> = None;
                 for b in branches {
-                    let s = self.ins[*b].iter().filter_map(|w| accept_score(w, v)).max();
+                    let s = self
+                        .in_of(*b)
+                        .iter()
+                        .filter_map(|w| accept_score(w, v))
+                        .max();
                     if let Some(s) = s {
                         if best.is_none_or(|(bs, _)| s > bs) {
                             best = Some((s, *b));
@@ -388,7 +473,7 @@ impl<'ir> Infer<'ir> {
     /// All output variants of node `id` over its input variants.
     pub(crate) fn all_outputs(&mut self, id: IrId) -> Ty {
         let mut t = Ty::new();
-        let ins = Rc::clone(&self.ins[id]);
+        let ins = self.in_of(id);
         let empty = vec![Vec::new()];
         let ins: &Ty = if ins.is_empty() { &empty } else { &ins };
         for v in ins {

@@ -19,9 +19,12 @@ pub(crate) fn node_types(ir: &Ir, ir_of: &[IrId]) -> Vec<NodeTypes> {
     let mut inf = Infer::new(ir);
     ir_of
         .iter()
-        .map(|id| NodeTypes {
-            input: inf.input(*id).clone(),
-            output: inf.all_outputs(*id),
+        .map(|id| {
+            inf.begin();
+            NodeTypes {
+                input: inf.input(*id).clone(),
+                output: inf.all_outputs(*id),
+            }
         })
         .collect()
 }

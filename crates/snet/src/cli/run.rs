@@ -245,13 +245,13 @@ pub(crate) fn run(args: RunArgs) -> ExitCode {
         }
         _ => prog.run(engine, &mut source, &mut sink, &opts),
     };
-    let finish = sink.finish().and_then(|()| {
-        drain
-            .drain()
-            .map_err(|e| format!("cannot write the output: {e}"))
-    });
     match result {
         Ok(stats) => {
+            let finish = sink.finish().and_then(|()| {
+                drain
+                    .drain()
+                    .map_err(|e| format!("cannot write the output: {e}"))
+            });
             if stats.discarded_in_sync > 0 {
                 eprintln!(
                     "warning: {} record(s) left in waiting synchrocells were discarded at the end of the run",
@@ -268,6 +268,10 @@ pub(crate) fn run(args: RunArgs) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => {
+            // A fatal run-time error ends the output without a terminate record (spec
+            // §7.16: the terminate record marks a run that finished).
+            let _ = sink.abandon();
+            let _ = drain.drain();
             eprintln!("{e}");
             ExitCode::from(1)
         }
@@ -450,6 +454,14 @@ impl Sink {
             }
         };
         Sink { inner }
+    }
+
+    /// Writes the records emitted so far, without a terminate record.
+    fn abandon(mut self) -> Result<(), String> {
+        match &mut self.inner {
+            SinkKind::Xml(w) => w.flush().map_err(|e| e.to_string()),
+            SinkKind::Json(w) => w.flush().map_err(|e| e.to_string()),
+        }
     }
 
     fn finish(self) -> Result<(), String> {
