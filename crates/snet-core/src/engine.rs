@@ -419,6 +419,34 @@ impl fmt::Display for RunStats {
     }
 }
 
+/// The address-space limit of the process (`ulimit -v`, `RLIMIT_AS`) in bytes, if any.
+pub fn address_space_limit() -> Option<usize> {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes only into the rlimit struct we pass, which is valid.
+    let ok = unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut lim) } == 0;
+    if !ok || lim.rlim_cur == libc::RLIM_INFINITY {
+        return None;
+    }
+    Some(usize::try_from(lim.rlim_cur).unwrap_or(usize::MAX))
+}
+
+/// The stack size to give each box instance's own stack (lpel task stacks):
+/// `preferred` (classic room for C boxes with large local arrays; virtual memory,
+/// committed only when touched), but under an address-space limit (`ulimit -v`) at most
+/// 1/1024 of the limit, and not below 256 KiB, so that hundreds of box instances (a star
+/// of many stages, a split over many indices) still fit: at 16 MiB per instance, 250
+/// instances exhaust a 4 GiB limit.
+pub fn instance_stack_size(preferred: usize) -> usize {
+    const FLOOR: usize = 256 << 10;
+    match address_space_limit() {
+        None => preferred,
+        Some(limit) => preferred.min(limit / 1024).max(FLOOR.min(preferred)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -39,6 +39,17 @@ impl Default for ThreadsEngine {
     }
 }
 
+/// Stack size of a box thread: the classic room C boxes with large local arrays expect
+/// (virtual memory, committed when touched). Under an address-space limit (`ulimit -v`)
+/// box threads share a quarter of the limit (malloc arenas and the rest of the process
+/// need the remainder): each new thread gets 1/64 of what is left of that quarter (at
+/// most this, at least [`MIN_BOX_STACK`]), so the first box instances keep the classic
+/// room and a program with thousands of them (a star of many stages) still fits.
+const BOX_STACK: usize = 64 << 20;
+
+/// Smallest stack of a box thread.
+const MIN_BOX_STACK: usize = 256 << 10;
+
 /// A box invocation waiting in a box thread's channel.
 enum Job {
     Data(Record, Ctx),
@@ -66,6 +77,10 @@ struct Shared<'a> {
     /// Every box thread's channel, to stop them at the end.
     threads: Mutex<Vec<Sender<Job>>>,
     max_in_flight: usize,
+    /// Address space box thread stacks may reserve (see [`BOX_STACK`]).
+    stack_budget: usize,
+    /// Address space reserved by box thread stacks so far.
+    stacks_reserved: AtomicUsize,
 }
 
 impl Shared<'_> {
@@ -81,6 +96,14 @@ impl Shared<'_> {
     fn notify(&self) {
         let _g = self.idle.0.lock().unwrap_or_else(|p| p.into_inner());
         self.idle.1.notify_all();
+    }
+
+    /// Stack size of the next box thread (see [`BOX_STACK`]).
+    fn box_stack(&self) -> usize {
+        let left = self
+            .stack_budget
+            .saturating_sub(self.stacks_reserved.load(Ordering::Relaxed));
+        (left / 64).clamp(MIN_BOX_STACK, BOX_STACK)
     }
 
     fn job_done(&self) {
@@ -125,18 +148,34 @@ fn send<'scope, 'env: 'scope>(
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .push(tx.clone());
-        let me = leaf.clone();
-        std::thread::Builder::new()
-            .stack_size(64 << 20)
-            .spawn_scoped(scope, move || box_thread(scope, shared, me, rx))
-            .map(|_| ())
-            .unwrap_or_else(|e| {
-                shared.fail(RunError::new(
-                    "threads engine",
-                    None,
-                    format!("cannot spawn a box thread: {e}"),
-                ))
-            });
+        // When the address space runs out anyway (many box instances under a limit),
+        // retry with halved stacks rather than fail the run.
+        let mut spawned = Err(None);
+        let mut stack = shared.box_stack();
+        while stack >= MIN_BOX_STACK {
+            let me = leaf.clone();
+            let rx = rx.clone();
+            match std::thread::Builder::new()
+                .stack_size(stack)
+                .spawn_scoped(scope, move || box_thread(scope, shared, me, rx))
+            {
+                Ok(_) => {
+                    shared.stacks_reserved.fetch_add(stack, Ordering::Relaxed);
+                    spawned = Ok(());
+                    break;
+                }
+                Err(e) => spawned = Err(Some(e)),
+            }
+            stack /= 2;
+        }
+        if let Err(e) = spawned {
+            let e = e.map_or_else(String::new, |e| e.to_string());
+            shared.fail(RunError::new(
+                "threads engine",
+                None,
+                format!("cannot spawn a box thread: {e}"),
+            ));
+        }
         BoxThread { tx }
     });
     if bt.tx.send(job).is_err() {
@@ -200,6 +239,8 @@ impl Engine for ThreadsEngine {
             error: Mutex::new(None),
             threads: Mutex::new(Vec::new()),
             max_in_flight: self.max_in_flight.max(1),
+            stack_budget: snet_core::engine::address_space_limit().map_or(usize::MAX, |l| l / 4),
+            stacks_reserved: AtomicUsize::new(0),
         };
         let root = std::thread::scope(|scope| {
             let shared = &shared;

@@ -271,6 +271,41 @@ fn a_c_box_with_an_8_mib_local_array_runs_on_every_engine() {
 }
 
 #[test]
+fn hundreds_of_box_instances_run_under_an_address_space_limit() {
+    // A star of 300 stages is 300 box instances: at 64 MiB (threads) or 16 MiB (lpel)
+    // of stack each they exceed a 4 GB `ulimit -v`; the engines must scale the stacks
+    // down rather than fail ("cannot spawn a box thread", a deadlock report).
+    let prog = tmp(
+        "stages.snet",
+        "net stages { box step((x, <k>) -> (x, <k>) | (x, <done>)); } connect step * {<done>};",
+    );
+    let c = tmp(
+        "step.c",
+        "#include <C4SNet.h>\nvoid *step(void *hnd, c4snet_data_t *x, int k)\n{\n    if (k >= 300) C4SNetOut(hnd, 2, x, k);\n    else C4SNetOut(hnd, 1, x, k + 1);\n    return hnd;\n}\n",
+    );
+    let input = tmp(
+        "stages.xml",
+        "<record xmlns=\"snet-home.org\" type=\"data\" mode=\"textual\" interface=\"C4SNet\"><field label=\"x\">(int)7</field><tag label=\"k\">1</tag></record>\n",
+    );
+    for engine in ["threads", "lpel"] {
+        let cmd = format!(
+            "ulimit -v 4000000 && exec '{}' run '{}' '{}' -i '{}' --engine {engine} -w 2",
+            env!("CARGO_BIN_EXE_snet"),
+            prog.display(),
+            c.display(),
+            input.display()
+        );
+        let out = Command::new("bash").args(["-c", &cmd]).output().unwrap();
+        assert!(out.status.success(), "{engine}: {}", text(&out.stderr));
+        let stdout = text(&out.stdout);
+        assert!(
+            stdout.contains("<tag label=\"done\">300</tag>"),
+            "{engine}: {stdout}"
+        );
+    }
+}
+
+#[test]
 fn records_output_before_a_c_box_crashes_reach_the_output_file() {
     // The output file is written in blocks (not a stream); a box that crashes on the
     // third record must not take the first two with it (spec §11.3: output is flushed

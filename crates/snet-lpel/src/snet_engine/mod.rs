@@ -120,7 +120,7 @@ impl Default for LpelConfig {
             // Box code runs on task stacks: C boxes with large local arrays need room
             // (virtual memory from the stack pool; pages are committed when touched).
             runtime: Config {
-                stack_size: 16 << 20,
+                stack_size: snet_core::engine::instance_stack_size(16 << 20),
                 ..Config::default()
             },
             stream_capacity: 64,
@@ -752,14 +752,16 @@ impl Engine for LpelEngine {
         if let Some(e) = lock(&run.error).take() {
             return Err(e);
         }
-        if let Some(e) = internal {
-            return Err(e);
-        }
+        // A task that failed (e.g. could not get a stack) leaves its producers blocked:
+        // report the cause, not the deadlock it led to.
         if let Some(f) = lstats.failures.first() {
             return Err(engine_error(format!(
                 "task {} `{}` failed: {}",
                 f.id, f.name, f.message
             )));
+        }
+        if let Some(e) = internal {
+            return Err(e);
         }
         let mut stats =
             RunStats::from_counters("lpel", &run.walker.counters, run.walker.insts.get());
