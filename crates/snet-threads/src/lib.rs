@@ -131,6 +131,7 @@ fn dispatch<'scope, 'env: 'scope>(
         }
         Step::Box(leaf, tok) => send(scope, shared, leaf, Job::Data(tok.rec, tok.ctx)),
         Step::Init(InitCall { leaf, ctx }) => send(scope, shared, leaf, Job::Init(ctx)),
+        Step::Flush => {}
     }
 }
 

@@ -459,6 +459,8 @@ fn step(run: &'static StaticRun, s: Step, writer_fb: usize, here: Here<'_>) {
             writer_fb,
             here,
         ),
+        // Every step is queued at once (nothing held back).
+        Step::Flush => {}
     }
 }
 
