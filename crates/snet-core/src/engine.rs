@@ -433,17 +433,21 @@ pub fn address_space_limit() -> Option<usize> {
     Some(usize::try_from(lim.rlim_cur).unwrap_or(usize::MAX))
 }
 
-/// The stack size to give each box instance's own stack (lpel task stacks):
-/// `preferred` (classic room for C boxes with large local arrays; virtual memory,
-/// committed only when touched), but under an address-space limit (`ulimit -v`) at most
-/// 1/1024 of the limit, and not below 256 KiB, so that hundreds of box instances (a star
-/// of many stages, a split over many indices) still fit: at 16 MiB per instance, 250
-/// instances exhaust a 4 GiB limit.
-pub fn instance_stack_size(preferred: usize) -> usize {
-    const FLOOR: usize = 256 << 10;
+/// The size of a new per-box-instance stack (threads-engine box threads, lpel task
+/// stacks) when `reserved` bytes of such stacks are mapped already: `preferred` (the
+/// classic room for C boxes with large local arrays; virtual memory, committed only when
+/// touched). Under an address-space limit (`ulimit -v`) these stacks share a quarter of
+/// the limit (malloc arenas, records and the rest of the process need the remainder):
+/// each new one gets 1/64 of what is left of that quarter, at most `preferred` and at
+/// least `floor`. So the first instances keep the classic room and a program with
+/// thousands of them (a star of many stages, a split over many indices) still fits,
+/// where 64 MiB stacks exhaust a 4 GB limit at 60 instances.
+pub fn instance_stack_size(preferred: usize, floor: usize, reserved: usize) -> usize {
     match address_space_limit() {
         None => preferred,
-        Some(limit) => preferred.min(limit / 1024).max(FLOOR.min(preferred)),
+        Some(limit) => {
+            ((limit / 4).saturating_sub(reserved) / 64).clamp(floor.min(preferred), preferred)
+        }
     }
 }
 

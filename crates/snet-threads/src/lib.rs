@@ -40,15 +40,12 @@ impl Default for ThreadsEngine {
 }
 
 /// Stack size of a box thread: the classic room C boxes with large local arrays expect
-/// (virtual memory, committed when touched). Under an address-space limit (`ulimit -v`)
-/// box threads share a quarter of the limit (malloc arenas and the rest of the process
-/// need the remainder): each new thread gets 1/64 of what is left of that quarter (at
-/// most this, at least [`MIN_BOX_STACK`]), so the first box instances keep the classic
-/// room and a program with thousands of them (a star of many stages) still fits.
+/// (virtual memory, committed when touched); less under an address-space limit (see
+/// [`snet_core::engine::instance_stack_size`]).
 const BOX_STACK: usize = 64 << 20;
 
 /// Smallest stack of a box thread.
-const MIN_BOX_STACK: usize = 256 << 10;
+const MIN_BOX_STACK: usize = 128 << 10;
 
 /// A box invocation waiting in a box thread's channel.
 enum Job {
@@ -77,8 +74,6 @@ struct Shared<'a> {
     /// Every box thread's channel, to stop them at the end.
     threads: Mutex<Vec<Sender<Job>>>,
     max_in_flight: usize,
-    /// Address space box thread stacks may reserve (see [`BOX_STACK`]).
-    stack_budget: usize,
     /// Address space reserved by box thread stacks so far.
     stacks_reserved: AtomicUsize,
 }
@@ -100,10 +95,11 @@ impl Shared<'_> {
 
     /// Stack size of the next box thread (see [`BOX_STACK`]).
     fn box_stack(&self) -> usize {
-        let left = self
-            .stack_budget
-            .saturating_sub(self.stacks_reserved.load(Ordering::Relaxed));
-        (left / 64).clamp(MIN_BOX_STACK, BOX_STACK)
+        snet_core::engine::instance_stack_size(
+            BOX_STACK,
+            MIN_BOX_STACK,
+            self.stacks_reserved.load(Ordering::Relaxed),
+        )
     }
 
     fn job_done(&self) {
@@ -240,7 +236,6 @@ impl Engine for ThreadsEngine {
             error: Mutex::new(None),
             threads: Mutex::new(Vec::new()),
             max_in_flight: self.max_in_flight.max(1),
-            stack_budget: snet_core::engine::address_space_limit().map_or(usize::MAX, |l| l / 4),
             stacks_reserved: AtomicUsize::new(0),
         };
         let root = std::thread::scope(|scope| {

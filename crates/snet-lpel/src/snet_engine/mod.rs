@@ -120,7 +120,7 @@ impl Default for LpelConfig {
             // Box code runs on task stacks: C boxes with large local arrays need room
             // (virtual memory from the stack pool; pages are committed when touched).
             runtime: Config {
-                stack_size: snet_core::engine::instance_stack_size(16 << 20),
+                stack_size: 16 << 20,
                 ..Config::default()
             },
             stream_capacity: 64,
