@@ -145,7 +145,8 @@ pub enum CollectorMode {
 /// 2. the thread then calls `start_drain`; if another thread is draining it returns
 ///    false and the thread leaves (the drainer will see the record: step 3 re-checks
 ///    under the lock);
-/// 3. the drainer pops records one by one (`pop_out`), walking each fully; when the
+/// 3. the drainer pops records one by one (`pop_out`), walking each fully (and telling
+///    the engine to deliver it, `Step::Flush`, before the next pop); when the
 ///    queue is empty `pop_out` clears the draining flag under the same lock, so a
 ///    record queued after that point finds no drainer and its thread drains it.
 #[derive(Debug)]

@@ -419,6 +419,38 @@ impl fmt::Display for RunStats {
     }
 }
 
+/// The address-space limit of the process (`ulimit -v`, `RLIMIT_AS`) in bytes, if any.
+pub fn address_space_limit() -> Option<usize> {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes only into the rlimit struct we pass, which is valid.
+    let ok = unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut lim) } == 0;
+    if !ok || lim.rlim_cur == libc::RLIM_INFINITY {
+        return None;
+    }
+    Some(usize::try_from(lim.rlim_cur).unwrap_or(usize::MAX))
+}
+
+/// The size of a new per-box-instance stack (threads-engine box threads, lpel task
+/// stacks) when `reserved` bytes of such stacks are mapped already: `preferred` (the
+/// classic room for C boxes with large local arrays; virtual memory, committed only when
+/// touched). Under an address-space limit (`ulimit -v`) these stacks share a quarter of
+/// the limit (malloc arenas, records and the rest of the process need the remainder):
+/// each new one gets 1/64 of what is left of that quarter, at most `preferred` and at
+/// least `floor`. So the first instances keep the classic room and a program with
+/// thousands of them (a star of many stages, a split over many indices) still fits,
+/// where 64 MiB stacks exhaust a 4 GB limit at 60 instances.
+pub fn instance_stack_size(preferred: usize, floor: usize, reserved: usize) -> usize {
+    match address_space_limit() {
+        None => preferred,
+        Some(limit) => {
+            ((limit / 4).saturating_sub(reserved) / 64).clamp(floor.min(preferred), preferred)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

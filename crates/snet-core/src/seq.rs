@@ -42,6 +42,7 @@ impl Engine for SeqEngine {
         let mut sink = |s: Step| match s {
             Step::Box(i, t) => queue.borrow_mut().push_back(Job::Box(i, t)),
             Step::Init(c) => queue.borrow_mut().push_back(Job::Init(c)),
+            Step::Flush => {}
             Step::Output(t) => {
                 w.counters.output();
                 if out_err.is_none() {

@@ -41,6 +41,13 @@ pub enum Step {
     Init(InitCall),
     /// The record left the entry network.
     Output(Token),
+    /// Deliver every step handed over so far before the walk goes on. Sent before a
+    /// record is taken out of a collector's output queue: records leave a collector in
+    /// its order only if each reaches its next entity before the next one is taken (or
+    /// the drain ends and another thread takes the queue over). Engines that deliver
+    /// each step at once ignore it; one that holds a step back to continue a walk there
+    /// (front's record walking) must deliver it now.
+    Flush,
 }
 
 /// The shared, engine-independent part of a run: the net, its boxes and the counters.
@@ -299,6 +306,7 @@ impl<'a> Walker<'a> {
                     }
                 }
                 Item::Draining(inst) => {
+                    sink(Step::Flush);
                     if let Some(t) = inst.pop_out() {
                         // Walk this record fully before taking the next one.
                         stack.push(Item::Draining(inst.clone()));

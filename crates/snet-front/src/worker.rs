@@ -34,6 +34,9 @@
 //! can, continues there at once (running the oldest queued job first if the stream is
 //! not empty). It acquires or pushes into the destination *before* releasing the
 //! entity it just ran, so a later invocation of that entity cannot overtake the record.
+//! Records taken out of a collector (deterministic combinators) are never held back:
+//! the walker sends `Step::Flush` before it takes the next one or ends the drain, as
+//! another worker may drain the next ones and deliver them first.
 
 use crate::engine::{Job, Shared};
 use crate::sync::lock;
@@ -115,6 +118,13 @@ impl<'s, 'a> Worker<'s, 'a> {
             }
             Step::Init(c) => self.enqueue(c.leaf, Job::Init(c.ctx)),
             Step::Output(tok) => self.output(tok),
+            // A record taken out of a collector must reach its next entity before the
+            // next one is taken out, possibly by another worker after this drain ends.
+            Step::Flush => {
+                if let (Some(l), Some(t)) = (self.held_leaf.take(), self.held_tok.take()) {
+                    self.enqueue(l, Job::Data(t));
+                }
+            }
         }
     }
 
@@ -307,6 +317,7 @@ impl<'s, 'a> Worker<'s, 'a> {
             Step::Box(leaf, tok) => self.enqueue(leaf, Job::Data(tok)),
             Step::Init(c) => self.enqueue(c.leaf, Job::Init(c.ctx)),
             Step::Output(tok) => self.output(tok),
+            Step::Flush => {}
         }
     }
 

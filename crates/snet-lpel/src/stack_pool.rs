@@ -8,7 +8,8 @@
 //! outlive a runtime (the next runtime in the process starts warm). The guard page
 //! stays in place because mappings are reused as they are.
 
-use corosensei::stack::DefaultStack;
+use corosensei::stack::{DefaultStack, Stack};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 /// Stacks a worker keeps before handing half of them to the global pool.
@@ -17,6 +18,12 @@ const LOCAL_MAX: usize = 1024;
 const BATCH: usize = 64;
 /// Stacks kept process-wide per size (beyond that, stacks are unmapped).
 const GLOBAL_MAX: usize = 32 * 1024;
+/// Smallest stack handed out when a stack of the requested size cannot be mapped.
+const MIN_FALLBACK: usize = 128 << 10;
+
+/// Bytes of stacks mapped so far by the process (never decreased: stacks are rarely
+/// unmapped, and an overestimate only makes later stacks smaller).
+static MAPPED: AtomicUsize = AtomicUsize::new(0);
 
 /// A stack that may move between threads: it is plain memory with no thread
 /// affinity once its coroutine has finished.
@@ -84,12 +91,46 @@ impl StackPool {
         } else if let Some(s) = with_global(size, |g| g.pop()) {
             return Ok(s.0);
         }
+        // Under an address-space limit, stacks mapped late are smaller (see
+        // `instance_stack_size`); they go back to the global pool under their size.
+        let fit = snet_core::engine::instance_stack_size(
+            size,
+            MIN_FALLBACK,
+            MAPPED.load(Ordering::Relaxed),
+        );
+        if fit < size {
+            if let Some(s) = with_global(fit, |g| g.pop()) {
+                return Ok(s.0);
+            }
+        }
         self.created += 1;
-        DefaultStack::new(size)
+        let stack = DefaultStack::new(fit).or_else(|e| Self::smaller(fit, e))?;
+        MAPPED.fetch_add(stack.base().get() - stack.limit().get(), Ordering::Relaxed);
+        Ok(stack)
     }
 
-    /// Returns the stack of a finished coroutine.
+    /// When the address space is exhausted anyway, a smaller stack (halving down to
+    /// [`MIN_FALLBACK`]) rather than a failed task.
+    #[cold]
+    fn smaller(size: usize, err: std::io::Error) -> std::io::Result<DefaultStack> {
+        let mut s = size / 2;
+        while s >= MIN_FALLBACK {
+            if let Some(st) = with_global(s, |g| g.pop()) {
+                return Ok(st.0);
+            }
+            if let Ok(st) = DefaultStack::new(s) {
+                return Ok(st);
+            }
+            s /= 2;
+        }
+        Err(err)
+    }
+
+    /// Returns the stack of a finished coroutine (`size` is what its task asked for;
+    /// a smaller fallback stack goes back under its own size).
     pub(crate) fn give(&mut self, stack: DefaultStack, size: usize) {
+        let usable = stack.base().get() - stack.limit().get();
+        let size = if usable < size { usable } else { size };
         if size != self.size {
             with_global(size, |g| {
                 if g.len() < GLOBAL_MAX {

@@ -39,6 +39,14 @@ impl Default for ThreadsEngine {
     }
 }
 
+/// Stack size of a box thread: the classic room C boxes with large local arrays expect
+/// (virtual memory, committed when touched); less under an address-space limit (see
+/// [`snet_core::engine::instance_stack_size`]).
+const BOX_STACK: usize = 64 << 20;
+
+/// Smallest stack of a box thread.
+const MIN_BOX_STACK: usize = 128 << 10;
+
 /// A box invocation waiting in a box thread's channel.
 enum Job {
     Data(Record, Ctx),
@@ -66,6 +74,8 @@ struct Shared<'a> {
     /// Every box thread's channel, to stop them at the end.
     threads: Mutex<Vec<Sender<Job>>>,
     max_in_flight: usize,
+    /// Address space reserved by box thread stacks so far.
+    stacks_reserved: AtomicUsize,
 }
 
 impl Shared<'_> {
@@ -81,6 +91,15 @@ impl Shared<'_> {
     fn notify(&self) {
         let _g = self.idle.0.lock().unwrap_or_else(|p| p.into_inner());
         self.idle.1.notify_all();
+    }
+
+    /// Stack size of the next box thread (see [`BOX_STACK`]).
+    fn box_stack(&self) -> usize {
+        snet_core::engine::instance_stack_size(
+            BOX_STACK,
+            MIN_BOX_STACK,
+            self.stacks_reserved.load(Ordering::Relaxed),
+        )
     }
 
     fn job_done(&self) {
@@ -108,6 +127,7 @@ fn dispatch<'scope, 'env: 'scope>(
         }
         Step::Box(leaf, tok) => send(scope, shared, leaf, Job::Data(tok.rec, tok.ctx)),
         Step::Init(InitCall { leaf, ctx }) => send(scope, shared, leaf, Job::Init(ctx)),
+        Step::Flush => {}
     }
 }
 
@@ -125,18 +145,34 @@ fn send<'scope, 'env: 'scope>(
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .push(tx.clone());
-        let me = leaf.clone();
-        std::thread::Builder::new()
-            .stack_size(64 << 20)
-            .spawn_scoped(scope, move || box_thread(scope, shared, me, rx))
-            .map(|_| ())
-            .unwrap_or_else(|e| {
-                shared.fail(RunError::new(
-                    "threads engine",
-                    None,
-                    format!("cannot spawn a box thread: {e}"),
-                ))
-            });
+        // When the address space runs out anyway (many box instances under a limit),
+        // retry with halved stacks rather than fail the run.
+        let mut spawned = Err(None);
+        let mut stack = shared.box_stack();
+        while stack >= MIN_BOX_STACK {
+            let me = leaf.clone();
+            let rx = rx.clone();
+            match std::thread::Builder::new()
+                .stack_size(stack)
+                .spawn_scoped(scope, move || box_thread(scope, shared, me, rx))
+            {
+                Ok(_) => {
+                    shared.stacks_reserved.fetch_add(stack, Ordering::Relaxed);
+                    spawned = Ok(());
+                    break;
+                }
+                Err(e) => spawned = Err(Some(e)),
+            }
+            stack /= 2;
+        }
+        if let Err(e) = spawned {
+            let e = e.map_or_else(String::new, |e| e.to_string());
+            shared.fail(RunError::new(
+                "threads engine",
+                None,
+                format!("cannot spawn a box thread: {e}"),
+            ));
+        }
         BoxThread { tx }
     });
     if bt.tx.send(job).is_err() {
@@ -200,6 +236,7 @@ impl Engine for ThreadsEngine {
             error: Mutex::new(None),
             threads: Mutex::new(Vec::new()),
             max_in_flight: self.max_in_flight.max(1),
+            stacks_reserved: AtomicUsize::new(0),
         };
         let root = std::thread::scope(|scope| {
             let shared = &shared;

@@ -371,6 +371,46 @@ fn run_box_that_dies(name: &str, includes: &str, on_three: &str) -> Vec<(String,
 }
 
 #[test]
+fn thousands_of_box_instances_run_under_an_address_space_limit() {
+    // A star of 1500 stages is 1500 box instances: at 64 MiB (threads) or 16 MiB (lpel)
+    // of stack each they exceed a 4 GB `ulimit -v`; the engines must scale the stacks
+    // down rather than fail ("cannot spawn a box thread", a deadlock report, "cannot
+    // allocate a task stack").
+    let prog = tmp(
+        "stages.snet",
+        "net stages { box step((x, <k>) -> (x, <k>) | (x, <done>)); } connect (step * {<done>}) ! <i>;",
+    );
+    let c = tmp(
+        "step.c",
+        "#include <C4SNet.h>\nvoid *step(void *hnd, c4snet_data_t *x, int k)\n{\n    if (k >= 1500) C4SNetOut(hnd, 2, x, k);\n    else C4SNetOut(hnd, 1, x, k + 1);\n    return hnd;\n}\n",
+    );
+    // ... and so are 1500 replicas of a split holding a record each at once.
+    let input = tmp(
+        "stages.xml",
+        &(0..1500)
+            .map(|i| format!("<record xmlns=\"snet-home.org\" type=\"data\" mode=\"textual\" interface=\"C4SNet\"><field label=\"x\">(int)7</field><tag label=\"k\">{}</tag><tag label=\"i\">{i}</tag></record>\n", if i == 0 { 1 } else { 1500 }))
+            .collect::<String>(),
+    );
+    for engine in ["threads", "lpel"] {
+        let cmd = format!(
+            "ulimit -v 4000000 && exec '{}' run '{}' '{}' -i '{}' --engine {engine} -w 2",
+            env!("CARGO_BIN_EXE_snet"),
+            prog.display(),
+            c.display(),
+            input.display()
+        );
+        let out = Command::new("bash").args(["-c", &cmd]).output().unwrap();
+        assert!(out.status.success(), "{engine}: {}", text(&out.stderr));
+        let stdout = text(&out.stdout);
+        assert_eq!(
+            stdout.matches("<tag label=\"done\">1500</tag>").count(),
+            1500,
+            "{engine}"
+        );
+    }
+}
+
+#[test]
 fn records_output_before_a_c_box_crashes_reach_the_output_file() {
     // The output file is written in blocks (not a stream); a box that crashes on the
     // third record must not take the first two with it (spec §11.3: output is flushed

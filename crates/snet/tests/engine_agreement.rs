@@ -467,6 +467,52 @@ fn deterministic_programs_keep_their_order_under_stress() {
     }
 }
 
+/// `work`: {A, <lane>} → {A} after a delay that varies with A.
+fn work(i: &BoxInput<'_>, o: &mut BoxOutput<'_>) -> Result<(), BoxFailure> {
+    let a = int(i, "A")?;
+    let mut s = 0u64;
+    for k in 0..(a as u64 * 7919 % 13) * 2000 {
+        s = std::hint::black_box(s.wrapping_add(k));
+    }
+    o.emit(1, vec![Arg::int(a)])
+}
+
+/// `slowinc`: {A} → {A+1} after a fixed delay.
+fn slowinc(i: &BoxInput<'_>, o: &mut BoxOutput<'_>) -> Result<(), BoxFailure> {
+    let mut s = 0u64;
+    for k in 0..3000 {
+        s = std::hint::black_box(s.wrapping_add(k));
+    }
+    o.emit(1, vec![Arg::int(int(i, "A")? + 1)])
+}
+
+#[test]
+fn records_leaving_a_det_split_keep_their_order_at_the_next_box() {
+    // Records leave the `!!` collector from whichever worker completes the oldest
+    // input; front held the last one back to continue its walk at the next box after the
+    // invocation, so a record drained later by another worker could reach it first.
+    let mut p = Program::from_source(
+        "detnext.snet",
+        "net detnext { box work((A, <lane>) -> (A)); box slowinc((A) -> (A)); } connect (work !! <lane>) .. slowinc;",
+    )
+    .unwrap();
+    p.bind("work", work).unwrap();
+    p.bind("slowinc", slowinc).unwrap();
+    let input: Vec<Record> = (0..3000).map(|i| a(i).with_tag("lane", i % 4)).collect();
+    let want = run_on(&p, EngineKind::Seq, 1, &input).unwrap();
+    for &engine in EngineKind::ALL.iter().filter(|e| **e != EngineKind::Seq) {
+        let runs = if engine == EngineKind::Front { 100 } else { 10 };
+        for i in 0..runs {
+            let got = run_on(&p, engine, 2, &input).unwrap();
+            assert!(
+                got == want,
+                "[{} -w 2] run {i}: order differs",
+                engine.name()
+            );
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------
 // Random networks
 

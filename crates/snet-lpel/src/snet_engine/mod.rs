@@ -459,6 +459,8 @@ fn step(run: &'static StaticRun, s: Step, writer_fb: usize, here: Here<'_>) {
             writer_fb,
             here,
         ),
+        // Every step is queued at once (nothing held back).
+        Step::Flush => {}
     }
 }
 
@@ -752,14 +754,16 @@ impl Engine for LpelEngine {
         if let Some(e) = lock(&run.error).take() {
             return Err(e);
         }
-        if let Some(e) = internal {
-            return Err(e);
-        }
+        // A task that failed (e.g. could not get a stack) leaves its producers blocked:
+        // report the cause, not the deadlock it led to.
         if let Some(f) = lstats.failures.first() {
             return Err(engine_error(format!(
                 "task {} `{}` failed: {}",
                 f.id, f.name, f.message
             )));
+        }
+        if let Some(e) = internal {
+            return Err(e);
         }
         let mut stats =
             RunStats::from_counters("lpel", &run.walker.counters, run.walker.insts.get());
