@@ -12,7 +12,7 @@
 //! that S-Net semantics lets run (each thread blocked sending to the other), which the
 //! reference stream runtime did; this engine must not.
 
-use crossbeam_channel::{unbounded, Receiver, RecvTimeoutError, Sender};
+use crossbeam_channel::{unbounded, Receiver, Sender};
 use snet_core::det::Ctx;
 use snet_core::engine::{Engine, RecordSink, RecordSource, RunOptions, RunStats};
 use snet_core::inst::{InitCall, Inst};
@@ -140,11 +140,15 @@ fn send<'scope, 'env: 'scope>(
     shared.pending.fetch_add(1, Ordering::AcqRel);
     let bt = leaf.engine_slot(|| {
         let (tx, rx) = unbounded();
-        shared
-            .threads
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(tx.clone());
+        {
+            let mut all = shared.threads.lock().unwrap_or_else(|p| p.into_inner());
+            all.push(tx.clone());
+            // Created after the run stopped its threads (under this lock, after setting
+            // `finished`): nobody else will tell this one.
+            if shared.finished.load(Ordering::Acquire) {
+                let _ = tx.send(Job::Stop);
+            }
+        }
         // When the address space runs out anyway (many box instances under a limit),
         // retry with halved stacks rather than fail the run.
         let mut spawned = Err(None);
@@ -187,12 +191,11 @@ fn box_thread<'scope, 'env: 'scope>(
     rx: Receiver<Job>,
 ) {
     loop {
-        let job = match rx.recv_timeout(std::time::Duration::from_millis(20)) {
-            Ok(Job::Stop) | Err(RecvTimeoutError::Disconnected) => break,
+        // Blocking: idle box threads cost nothing (a star of thousands of stages has
+        // thousands of them; waking each every few milliseconds made runs quadratic).
+        let job = match rx.recv() {
+            Ok(Job::Stop) | Err(_) => break,
             Ok(job) => job,
-            // A thread created while the run was stopping gets no Stop: it notices here.
-            Err(RecvTimeoutError::Timeout) if shared.finished.load(Ordering::Acquire) => break,
-            Err(RecvTimeoutError::Timeout) => continue,
         };
         if shared.stop.load(Ordering::Acquire) {
             // A run-time error stops the run: skip the work, keep the count.
