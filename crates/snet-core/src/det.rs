@@ -29,7 +29,7 @@ use crate::record::Record;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// A record's causal context: the innermost frame, or `None` outside every
 /// deterministic combinator.
@@ -40,7 +40,8 @@ pub struct Frame {
     seq: u64,
     count: AtomicUsize,
     parent: Ctx,
-    owner: Arc<Inst>,
+    /// Set at creation, or right after the owner is built (a creation frame).
+    owner: OnceLock<Arc<Inst>>,
 }
 
 impl fmt::Debug for Frame {
@@ -60,13 +61,36 @@ impl Frame {
             seq,
             count: AtomicUsize::new(count),
             parent,
-            owner,
+            owner: OnceLock::from(owner),
         })
+    }
+
+    /// A frame whose owner is still being built; [`Frame::set_owner`] must follow
+    /// before any unit of the frame is released.
+    pub(crate) fn unowned(seq: u64, parent: Ctx) -> Arc<Frame> {
+        Arc::new(Frame {
+            seq,
+            count: AtomicUsize::new(0),
+            parent,
+            owner: OnceLock::new(),
+        })
+    }
+
+    /// Sets the owner of a frame made by [`Frame::unowned`].
+    pub(crate) fn set_owner(&self, owner: Arc<Inst>) {
+        let _ = self.owner.set(owner);
+    }
+
+    /// The number of live units the frame covers.
+    pub(crate) fn count(&self) -> usize {
+        self.count.load(Ordering::Acquire)
     }
 
     /// The instance whose collector this frame belongs to.
     pub(crate) fn owner(&self) -> &Arc<Inst> {
-        &self.owner
+        self.owner
+            .get()
+            .expect("frame owner is set when its instance is built")
     }
 
     /// The enclosing context.
@@ -117,8 +141,8 @@ pub fn ctx_release(ctx: &Ctx, released: &mut Released) {
         if f.count.fetch_sub(1, Ordering::AcqRel) != 1 {
             return;
         }
-        if f.owner.collector_complete(f.seq) {
-            released.push(f.owner.clone());
+        if f.owner().collector_complete(f.seq) {
+            released.push(f.owner().clone());
         }
         cur = f.parent.clone();
     }

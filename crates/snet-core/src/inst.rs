@@ -131,6 +131,8 @@ impl Inst {
     ) -> Arc<Inst> {
         counter.0.fetch_add(1, Ordering::Relaxed);
         let mut pending_init: Vec<usize> = Vec::new();
+        // For `||`: the frame of its creation, input 0 of its collector.
+        let mut creation: Option<Arc<Frame>> = None;
         let inst = Arc::new_cyclic(|me: &Weak<Inst>| {
             let kind = match &net.node(node).kind {
                 NodeKind::Box(i) => InstKind::Box(*i, Default::default()),
@@ -146,21 +148,6 @@ impl Inst {
                     routes,
                     det,
                 } => {
-                    let bs: Vec<Arc<Inst>> = branches
-                        .iter()
-                        .enumerate()
-                        .map(|(i, b)| {
-                            Inst::create(
-                                net,
-                                *b,
-                                me.clone(),
-                                Slot::Branch(i as u32),
-                                ctx,
-                                counter,
-                                inits,
-                            )
-                        })
-                        .collect();
                     pending_init = routes
                         .iter()
                         .enumerate()
@@ -180,6 +167,32 @@ impl Inst {
                     } else {
                         None
                     };
+                    // `||`: the records of every initialiser created with it (its own
+                    // and those of nested compositions, spec §7.4) are caused by its
+                    // creation, input 0, and precede all data (§7.14).
+                    let child_ctx = match &coll {
+                        Some(c) if *det => {
+                            let f = Frame::unowned(lock(c).next_seq(), ctx.clone());
+                            creation = Some(f.clone());
+                            Some(f)
+                        }
+                        _ => ctx.clone(),
+                    };
+                    let bs: Vec<Arc<Inst>> = branches
+                        .iter()
+                        .enumerate()
+                        .map(|(i, b)| {
+                            Inst::create(
+                                net,
+                                *b,
+                                me.clone(),
+                                Slot::Branch(i as u32),
+                                &child_ctx,
+                                counter,
+                                inits,
+                            )
+                        })
+                        .collect();
                     InstKind::Parallel {
                         branches: bs,
                         single,
@@ -213,7 +226,28 @@ impl Inst {
                 skip: Mutex::new(None),
             }
         });
-        if !pending_init.is_empty() {
+        if let Some(frame) = creation {
+            frame.set_owner(inst.clone());
+            if let InstKind::Parallel { branches, coll, .. } = &inst.kind {
+                crate::det::ctx_add(&Some(frame.clone()), pending_init.len());
+                for i in pending_init {
+                    inits.push(InitCall {
+                        leaf: branches[i].leftmost_leaf(),
+                        ctx: Some(frame.clone()),
+                    });
+                }
+                if frame.count() == 0 {
+                    // No initialiser below: input 0 is complete at once.
+                    if let Some(c) = coll.as_deref() {
+                        lock(c).complete(frame.seq());
+                    }
+                } else {
+                    // The frame is a live unit of the enclosing context (protocol
+                    // step 1).
+                    crate::det::ctx_add(ctx, 1);
+                }
+            }
+        } else if !pending_init.is_empty() {
             // Initialiser records form input 0 of this composition's collector.
             if let InstKind::Parallel { branches, coll, .. } = &inst.kind {
                 let seq = coll.as_deref().map(|c| lock(c).next_seq()).unwrap_or(0);

@@ -301,6 +301,43 @@ fn initialiser_fires_at_start_even_without_input() {
 }
 
 #[test]
+fn an_initialiser_nested_in_a_det_parallel_fires_at_start_and_comes_first() {
+    // Spec §7.4/§7.14: the inner `||` is created with the outer one at start-up; its
+    // initialiser's records were held back for an outer input that never came (lost
+    // without input, after the first input's records otherwise).
+    let mut p = Program::from_source(
+        "nestinit.snet",
+        "net nestinit { box init( -> (X)); box id((X) -> (X)); }
+         connect [{<a>} -> {<a>}] || (init || id);",
+    )
+    .unwrap();
+    p.bind("init", |_i: &BoxInput<'_>, o: &mut BoxOutput<'_>| {
+        for k in 0..3 {
+            o.emit(1, vec![Arg::int(k)])?;
+        }
+        Ok(())
+    })
+    .unwrap();
+    p.bind("id", |i: &BoxInput<'_>, o: &mut BoxOutput<'_>| {
+        o.emit(1, vec![Arg::int(i.int("X").unwrap_or(0) + 100)])
+    })
+    .unwrap();
+    for e in EngineKind::ALL {
+        let out = p.run_records(*e, vec![]).unwrap();
+        let got: Vec<Option<i32>> = out.iter().map(|r| int_field(r, "X")).collect();
+        assert_eq!(got, vec![Some(0), Some(1), Some(2)], "{e:?}");
+        let input = vec![Record::new().with_tag("a", 1), rec_fields(&[("X", 7)])];
+        let out = p.run_records(*e, input).unwrap();
+        let got: Vec<Option<i32>> = out.iter().map(|r| int_field(r, "X")).collect();
+        assert_eq!(
+            got,
+            vec![Some(0), Some(1), Some(2), None, Some(107)],
+            "{e:?}"
+        );
+    }
+}
+
+#[test]
 fn routing_failure_is_a_run_time_error_naming_the_record() {
     let mut p = Program::from_source(
         "r.snet",
