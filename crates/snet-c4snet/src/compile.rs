@@ -118,6 +118,9 @@ pub fn split_flags(s: &str) -> Vec<String> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum SourceKind {
     C,
+    /// A header passed along with the sources (`snet run prog.snet boxes/*`): not
+    /// compiled itself; its directory is searched for `#include`s.
+    Header,
     Object,
     Archive,
     Shared,
@@ -128,6 +131,7 @@ fn source_kind(path: &Path) -> Option<SourceKind> {
     let ext = path.extension()?.to_str()?;
     match ext {
         "c" => Some(SourceKind::C),
+        "h" => Some(SourceKind::Header),
         "o" => Some(SourceKind::Object),
         "a" => Some(SourceKind::Archive),
         "so" => Some(SourceKind::Shared),
@@ -428,10 +432,19 @@ pub fn build_library(
     let mut link_inputs: Vec<(SourceKind, PathBuf)> = Vec::new();
     let mut searched = Vec::new();
     let mut shared_deps = Vec::new();
+    let mut header_dirs: Vec<PathBuf> = Vec::new();
     for s in sources {
         let kind =
             source_kind(s).ok_or_else(|| C4SNetError::UnsupportedSource { path: s.clone() })?;
         let path = canonical(s)?;
+        if kind == SourceKind::Header {
+            if let Some(dir) = path.parent() {
+                if !header_dirs.iter().any(|d| d == dir) {
+                    header_dirs.push(dir.to_path_buf());
+                }
+            }
+            continue;
+        }
         searched.push(s.clone());
         match kind {
             SourceKind::C => c_files.push(path),
@@ -448,6 +461,9 @@ pub fn build_library(
     flags.push(format!("-I{}", include.display()).into());
     for d in &opts.include_dirs {
         let d = std::fs::canonicalize(d).unwrap_or_else(|_| d.clone());
+        flags.push(format!("-I{}", d.display()).into());
+    }
+    for d in &header_dirs {
         flags.push(format!("-I{}", d.display()).into());
     }
     flags.extend(permissive.iter().map(OsString::from));
@@ -572,6 +588,7 @@ mod tests {
     #[test]
     fn source_kinds_by_extension() {
         assert_eq!(source_kind(Path::new("a/b.c")), Some(SourceKind::C));
+        assert_eq!(source_kind(Path::new("a/b.h")), Some(SourceKind::Header));
         assert_eq!(source_kind(Path::new("x.o")), Some(SourceKind::Object));
         assert_eq!(source_kind(Path::new("libx.a")), Some(SourceKind::Archive));
         assert_eq!(source_kind(Path::new("libx.so")), Some(SourceKind::Shared));

@@ -108,7 +108,7 @@ impl fmt::Display for C4SNetError {
             ),
             C4SNetError::UnsupportedSource { path } => write!(
                 f,
-                "{}: unsupported box source (expected a .c, .o, .a or .so file)",
+                "{}: unsupported box source (expected a .c, .h, .o, .a or .so file)",
                 path.display()
             ),
             C4SNetError::Io {

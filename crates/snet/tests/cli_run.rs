@@ -270,6 +270,42 @@ fn a_closed_output_pipe_ends_the_run_quietly() {
 }
 
 #[test]
+fn headers_among_the_sources_are_include_files_not_errors() {
+    // `snet run prog.snet boxes/*` passes the headers next to the C files; a header in
+    // another directory also makes that directory searched for `#include`s.
+    let dir = std::env::temp_dir().join(format!("snet-cli-run-{}-hdr", std::process::id()));
+    std::fs::create_dir_all(dir.join("inc")).unwrap();
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    let header = dir.join("inc/delta.h");
+    std::fs::write(&header, "#define DELTA 5\n").unwrap();
+    let c = dir.join("src/add.c");
+    std::fs::write(
+        &c,
+        "#include <C4SNet.h>\n#include \"delta.h\"\nvoid *add(void *hnd, int n)\n{\n    C4SNetOut(hnd, 1, n + DELTA);\n    return hnd;\n}\n",
+    )
+    .unwrap();
+    let prog = tmp(
+        "hdr.snet",
+        "net hdr { box add((<n>) -> (<n>)); } connect add;",
+    );
+    let out = snet(
+        &[
+            "run",
+            prog.to_str().unwrap(),
+            c.to_str().unwrap(),
+            header.to_str().unwrap(),
+        ],
+        &rec(1),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("<tag label=\"n\">6</tag>"),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+#[test]
 fn json_lines_round_trip_through_a_program() {
     let prog = tmp(
         "counter3.snet",

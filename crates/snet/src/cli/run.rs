@@ -27,7 +27,8 @@ pub(crate) struct RunArgs {
     /// The S-Net program.
     pub(crate) program: PathBuf,
     /// Box implementations: C sources (`.c`), objects (`.o`), archives (`.a`) or shared
-    /// objects (`.so`) defining the C4SNet boxes.
+    /// objects (`.so`) defining the C4SNet boxes; headers (`.h`) add their directory to
+    /// the include path.
     pub(crate) sources: Vec<PathBuf>,
     /// Read input records from FILE instead of standard input.
     #[arg(short = 'i', long = "input", value_name = "FILE")]
