@@ -9,7 +9,12 @@
 
 #include "snet_c4snet_internal.h"
 
-/* The compute node id of distributed S-Net; always 0 here. Some boxes declare it. */
+/* The compute node id of distributed S-Net; always 0 here. Some boxes declare it; box
+ * code written for the classic runtime's non-distributed build (which does not define
+ * it) may define it itself, so this definition is weak and gives way to theirs. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((weak))
+#endif
 int node_location = 0;
 
 static snet_c4snet_api snet_c4snet_rt;

@@ -230,6 +230,27 @@ fn classic_multi_file_sources_build_unmodified() {
     check_classic(&boxes);
 }
 
+/// Spec §12.1: `node_location` is provided for boxes that only declare it, but box code
+/// written for the classic (non-MPI) runtime, which does not define it, may define it
+/// itself, as a tentative or an initialised definition: both must still link, and the
+/// box then sees its own value.
+#[test]
+fn boxes_may_define_node_location_themselves() {
+    for (def, want) in [("int node_location;", 0), ("int node_location = 3;", 3)] {
+        let dir = scratch("nodeloc");
+        let src = format!(
+            "#include <C4SNet.h>\n{def}\n\
+             void *where(void *hnd)\n{{\n    C4SNetOut(hnd, 1, node_location);\n    return hnd;\n}}\n"
+        );
+        let srcs = write_sources(&dir, &[("where.c", &src)]);
+        let boxes = load_boxes(&[sig("where", Some(""), &["<n>"])], &srcs, &options(&dir))
+            .unwrap_or_else(|e| panic!("`{def}` does not build: {e}"));
+        let (r, rec) = run(&boxes, "where", vec![]);
+        r.unwrap();
+        assert_eq!(common::tag(&rec.emitted[0].1[0]), want, "{def}");
+    }
+}
+
 fn cc(dir: &Path, args: &[&str]) {
     let inc = snet_c4snet::source_include_dir();
     let st = Command::new("cc")
