@@ -208,6 +208,8 @@ const PERMISSIVE_FLAGS: &[&str] = &[
     "-Wno-error=incompatible-pointer-types",
     "-Wno-error=return-mismatch",
     "-Wno-error=declaration-missing-parameter-type",
+    // clang 16+: old code passing function pointers of other types.
+    "-Wno-error=incompatible-function-pointer-types",
 ];
 
 /// The subset of [`PERMISSIVE_FLAGS`] the compiler accepts, probed once per compiler.

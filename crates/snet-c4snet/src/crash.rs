@@ -104,6 +104,32 @@ extern "C" fn on_fatal_signal(sig: c_int, _info: *mut libc::siginfo_t, _ctx: *mu
     }
 }
 
+/// Signals that end the process from outside (`timeout`, `kill`, Ctrl-C, a closed
+/// terminal): the output buffered so far is written before they take effect.
+const TERMINATION_SIGNALS: [c_int; 3] = [libc::SIGTERM, libc::SIGINT, libc::SIGHUP];
+
+extern "C" fn on_termination_signal(
+    sig: c_int,
+    _info: *mut libc::siginfo_t,
+    _ctx: *mut libc::c_void,
+) {
+    let f = FLUSH.load(Ordering::Acquire);
+    if f != 0 {
+        // SAFETY: as in `on_fatal_signal`.
+        let f: fn() = unsafe { std::mem::transmute::<usize, fn()>(f) };
+        f();
+    }
+    // SAFETY: restoring the default action (we only replaced a default one) and
+    // re-raising are async-signal-safe; the signal then ends the process as it would
+    // have without us.
+    unsafe {
+        let mut dfl: libc::sigaction = std::mem::zeroed();
+        dfl.sa_sigaction = libc::SIG_DFL;
+        libc::sigaction(sig, &dfl, std::ptr::null_mut());
+        libc::raise(sig);
+    }
+}
+
 /// `atexit` hook: a C box that calls `exit()` ends the process from inside a box
 /// call. Say so, and write the buffered output (the flush function finds nothing to
 /// write after a normal end, when the CLI has written everything already).
@@ -126,7 +152,8 @@ extern "C" fn on_exit() {
 /// Installs the crash handler (idempotent). The CLI calls this once at start-up, before
 /// running any box; a crashing C box then names itself on standard error, and so does
 /// a box that calls `exit()` (an `atexit` hook); both then run the function of
-/// [`set_crash_flush`].
+/// [`set_crash_flush`], as do SIGTERM, SIGINT and SIGHUP (where their action was the
+/// default) before they end the process.
 pub fn install_crash_handler() -> io::Result<()> {
     static RESULT: OnceLock<Result<(), i32>> = OnceLock::new();
     let r = RESULT.get_or_init(|| {
@@ -155,6 +182,26 @@ pub fn install_crash_handler() -> io::Result<()> {
                 if libc::sigaction(sig, &act, std::ptr::null_mut()) != 0 {
                     return Err(io::Error::last_os_error().raw_os_error().unwrap_or(0));
                 }
+            }
+        }
+        for &sig in &TERMINATION_SIGNALS {
+            // SAFETY: all-zero sigactions are valid; querying, then replacing only a
+            // default action (an ignored SIGHUP under `nohup` stays ignored) with a
+            // handler that does async-signal-safe work.
+            unsafe {
+                let mut cur: libc::sigaction = std::mem::zeroed();
+                if libc::sigaction(sig, std::ptr::null(), &mut cur) != 0
+                    || cur.sa_sigaction != libc::SIG_DFL
+                {
+                    continue;
+                }
+                let mut act: libc::sigaction = std::mem::zeroed();
+                act.sa_sigaction = on_termination_signal
+                    as extern "C" fn(c_int, *mut libc::siginfo_t, *mut libc::c_void)
+                    as usize;
+                act.sa_flags = libc::SA_SIGINFO;
+                libc::sigemptyset(&mut act.sa_mask);
+                libc::sigaction(sig, &act, std::ptr::null_mut());
             }
         }
         // SAFETY: registering a plain `extern "C" fn()` that only writes to file

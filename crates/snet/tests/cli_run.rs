@@ -522,6 +522,25 @@ fn records_output_before_a_c_box_crashes_reach_the_output_file() {
 }
 
 #[test]
+fn a_run_terminated_from_outside_keeps_the_output_so_far() {
+    // `timeout`, `kill`: SIGTERM (here sent by the box itself, while it hangs on the
+    // third record) writes the buffered records before it ends the process.
+    use std::os::unix::process::ExitStatusExt;
+    let runs = run_box_that_dies(
+        "terminated",
+        "#include <signal.h>\n#include <unistd.h>",
+        "kill(getpid(), SIGTERM); for (;;) usleep(1000);",
+    );
+    for (engine, out, written) in runs {
+        assert_eq!(out.status.signal(), Some(15), "{engine}: {:?}", out.status);
+        assert!(
+            written.contains("(int)1") && written.contains("(int)2"),
+            "{engine}: {written:?}"
+        );
+    }
+}
+
+#[test]
 fn a_c_box_that_calls_exit_is_named_and_the_output_so_far_is_kept() {
     for (engine, out, written) in run_box_that_dies("exits", "#include <stdlib.h>", "exit(4);") {
         assert_eq!(out.status.code(), Some(4), "{engine}");

@@ -6,8 +6,9 @@
 //! program runs (regular files, `/dev/null`) are written in 64 KiB blocks, and
 //! streams (pipes, sockets, terminals) after each record. What a block buffer must
 //! not do is lose records when the process dies: if a C box crashes (SIGSEGV and the
-//! like), the crash handler of `snet_c4snet` calls [`emergency_flush`] before it lets
-//! the signal kill the process, and the records written so far reach the file.
+//! like) or calls `exit()`, or the process is told to end (SIGTERM, SIGINT, SIGHUP),
+//! the handlers of `snet_c4snet` call [`emergency_flush`] before the process ends, and
+//! the records written so far reach the file. (SIGKILL cannot be caught.)
 //!
 //! The buffer is a [`Mutex`]; the crash handler only `try_lock`s it (an atomic
 //! compare-and-swap, no allocation) and writes with one `write(2)` per chunk, so it
