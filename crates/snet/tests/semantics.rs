@@ -270,16 +270,11 @@ fn state_idiom_with_star() {
     }
 }
 
-#[test]
-fn initialiser_fires_at_start_even_without_input() {
-    // Reference test `initbox`: top-level initialiser fires at start-up.
-    let mut p = Program::from_source(
-        "initbox.snet",
-        "net initbox { box init( -> (X)); box id((X) -> (X)); } connect (init | id);",
-    )
-    .unwrap();
-    p.bind("init", |_i: &BoxInput<'_>, o: &mut BoxOutput<'_>| {
-        for k in 0..5 {
+/// `src` with its initialiser `init` bound to emit `{X}` = 0..`n` and `id` to add 100.
+fn init_and_id(file: &str, src: &str, n: i32) -> Program {
+    let mut p = Program::from_source(file, src).unwrap();
+    p.bind("init", move |_i: &BoxInput<'_>, o: &mut BoxOutput<'_>| {
+        for k in 0..n {
             o.emit(1, vec![Arg::int(k)])?;
         }
         Ok(())
@@ -289,6 +284,17 @@ fn initialiser_fires_at_start_even_without_input() {
         o.emit(1, vec![Arg::int(i.int("X").unwrap_or(0) + 100)])
     })
     .unwrap();
+    p
+}
+
+#[test]
+fn initialiser_fires_at_start_even_without_input() {
+    // Reference test `initbox`: top-level initialiser fires at start-up.
+    let p = init_and_id(
+        "initbox.snet",
+        "net initbox { box init( -> (X)); box id((X) -> (X)); } connect (init | id);",
+        5,
+    );
     for e in EngineKind::ALL {
         let out = p.run_records(*e, vec![]).unwrap();
         let got: Vec<i32> = out.iter().map(|r| int_field(r, "X").unwrap()).collect();
@@ -305,23 +311,12 @@ fn an_initialiser_nested_in_a_det_parallel_fires_at_start_and_comes_first() {
     // Spec §7.4/§7.14: the inner `||` is created with the outer one at start-up; its
     // initialiser's records were held back for an outer input that never came (lost
     // without input, after the first input's records otherwise).
-    let mut p = Program::from_source(
+    let p = init_and_id(
         "nestinit.snet",
         "net nestinit { box init( -> (X)); box id((X) -> (X)); }
          connect [{<a>} -> {<a>}] || (init || id);",
-    )
-    .unwrap();
-    p.bind("init", |_i: &BoxInput<'_>, o: &mut BoxOutput<'_>| {
-        for k in 0..3 {
-            o.emit(1, vec![Arg::int(k)])?;
-        }
-        Ok(())
-    })
-    .unwrap();
-    p.bind("id", |i: &BoxInput<'_>, o: &mut BoxOutput<'_>| {
-        o.emit(1, vec![Arg::int(i.int("X").unwrap_or(0) + 100)])
-    })
-    .unwrap();
+        3,
+    );
     for e in EngineKind::ALL {
         let out = p.run_records(*e, vec![]).unwrap();
         let got: Vec<Option<i32>> = out.iter().map(|r| int_field(r, "X")).collect();
