@@ -419,18 +419,24 @@ impl fmt::Display for RunStats {
     }
 }
 
-/// The address-space limit of the process (`ulimit -v`, `RLIMIT_AS`) in bytes, if any.
+/// The address-space limit of the process (`ulimit -v`, `RLIMIT_AS`) in bytes, if any, as
+/// it was at the first call.
 pub fn address_space_limit() -> Option<usize> {
-    let mut lim = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit writes only into the rlimit struct we pass, which is valid.
-    let ok = unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut lim) } == 0;
-    if !ok || lim.rlim_cur == libc::RLIM_INFINITY {
-        return None;
-    }
-    Some(usize::try_from(lim.rlim_cur).unwrap_or(usize::MAX))
+    // Read once per process: stacks are mapped often (every pool miss), the limit is set
+    // before the process starts.
+    static LIMIT: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
+    *LIMIT.get_or_init(|| {
+        let mut lim = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit writes only into the rlimit struct we pass, which is valid.
+        let ok = unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut lim) } == 0;
+        if !ok || lim.rlim_cur == libc::RLIM_INFINITY {
+            return None;
+        }
+        Some(usize::try_from(lim.rlim_cur).unwrap_or(usize::MAX))
+    })
 }
 
 /// The size of a new per-box-instance stack (threads-engine box threads, lpel task
