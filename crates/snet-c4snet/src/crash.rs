@@ -15,7 +15,6 @@
 
 use std::ffi::c_int;
 use std::io;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 const SIGNALS: [c_int; 5] = [
@@ -36,15 +35,54 @@ unsafe impl Send for Previous {}
 
 static PREVIOUS: OnceLock<Previous> = OnceLock::new();
 
-/// The function [`set_crash_flush`] registered (0: none), as an address.
-static FLUSH: AtomicUsize = AtomicUsize::new(0);
+/// The function registered by [`set_crash_flush`] (reading it is one atomic load, as a
+/// signal handler may do).
+static FLUSH: OnceLock<fn()> = OnceLock::new();
 
 /// Registers `f` to run when a C box crashes, after the crash message and before the
 /// signal kills the process: the CLI writes the output records buffered so far with
 /// it. `f` runs inside a signal handler and must only do async-signal-safe work (no
-/// allocation, no blocking lock).
+/// allocation, no blocking lock). The first registration stays.
 pub fn set_crash_flush(f: fn()) {
-    FLUSH.store(f as usize, Ordering::Release);
+    let _ = FLUSH.set(f);
+}
+
+/// Runs the function of [`set_crash_flush`], if any.
+fn flush() {
+    if let Some(f) = FLUSH.get() {
+        f();
+    }
+}
+
+/// Ends the process by `sig` with its default action, as if we had never handled it.
+fn die_by_default(sig: c_int) {
+    // SAFETY: an all-zero sigaction with SIG_DFL is the default action; sigaction and
+    // raise are async-signal-safe.
+    unsafe {
+        let mut dfl: libc::sigaction = std::mem::zeroed();
+        dfl.sa_sigaction = libc::SIG_DFL;
+        libc::sigaction(sig, &dfl, std::ptr::null_mut());
+        libc::raise(sig);
+    }
+}
+
+/// A signal handler taking `siginfo`.
+type Handler = extern "C" fn(c_int, *mut libc::siginfo_t, *mut libc::c_void);
+
+/// Installs `handler` for `sig` with `flags` (plus `SA_SIGINFO`) and an empty mask.
+fn install(sig: c_int, handler: Handler, flags: c_int) -> Result<(), i32> {
+    // SAFETY: a zeroed sigaction plus handler, flags and an empty mask is valid; the
+    // handlers installed here only perform async-signal-safe work.
+    unsafe {
+        let mut act: libc::sigaction = std::mem::zeroed();
+        act.sa_sigaction = handler as usize;
+        act.sa_flags = libc::SA_SIGINFO | flags;
+        libc::sigemptyset(&mut act.sa_mask);
+        if libc::sigaction(sig, &act, std::ptr::null_mut()) != 0 {
+            return Err(io::Error::last_os_error().raw_os_error().unwrap_or(0));
+        }
+    }
+    Ok(())
 }
 
 fn describe(sig: c_int) -> &'static [u8] {
@@ -76,21 +114,8 @@ extern "C" fn on_fatal_signal(sig: c_int, _info: *mut libc::siginfo_t, _ctx: *mu
     let index = SIGNALS.iter().position(|&s| s == sig);
     if let Some(name) = crate::abi::current_box_name() {
         write_stderr(&[b"snet: box `", name, b"` crashed: ", describe(sig), b"\n"]);
-        let f = FLUSH.load(Ordering::Acquire);
-        if f != 0 {
-            // SAFETY: a non-zero FLUSH is the address of a `fn()` stored by
-            // `set_crash_flush`, whose contract makes it callable here.
-            let f: fn() = unsafe { std::mem::transmute::<usize, fn()>(f) };
-            f();
-        }
-        // SAFETY: an all-zero sigaction with SIG_DFL is the default action.
-        let mut dfl: libc::sigaction = unsafe { std::mem::zeroed() };
-        dfl.sa_sigaction = libc::SIG_DFL;
-        // SAFETY: sigaction and raise are async-signal-safe.
-        unsafe {
-            libc::sigaction(sig, &dfl, std::ptr::null_mut());
-            libc::raise(sig);
-        }
+        flush();
+        die_by_default(sig);
         return;
     }
     // Not in box code: hand the signal to whoever handled it before us.
@@ -113,21 +138,9 @@ extern "C" fn on_termination_signal(
     _info: *mut libc::siginfo_t,
     _ctx: *mut libc::c_void,
 ) {
-    let f = FLUSH.load(Ordering::Acquire);
-    if f != 0 {
-        // SAFETY: as in `on_fatal_signal`.
-        let f: fn() = unsafe { std::mem::transmute::<usize, fn()>(f) };
-        f();
-    }
-    // SAFETY: restoring the default action (we only replaced a default one) and
-    // re-raising are async-signal-safe; the signal then ends the process as it would
-    // have without us.
-    unsafe {
-        let mut dfl: libc::sigaction = std::mem::zeroed();
-        dfl.sa_sigaction = libc::SIG_DFL;
-        libc::sigaction(sig, &dfl, std::ptr::null_mut());
-        libc::raise(sig);
-    }
+    flush();
+    // We only replaced a default action: the signal now does what it would have done.
+    die_by_default(sig);
 }
 
 /// `atexit` hook: a C box that calls `exit()` ends the process from inside a box
@@ -141,12 +154,7 @@ extern "C" fn on_exit() {
             b"` called exit(): the run ends here (records not yet output are lost)\n",
         ]);
     }
-    let f = FLUSH.load(Ordering::Acquire);
-    if f != 0 {
-        // SAFETY: as in `on_fatal_signal`.
-        let f: fn() = unsafe { std::mem::transmute::<usize, fn()>(f) };
-        f();
-    }
+    flush();
 }
 
 /// Installs the crash handler (idempotent). The CLI calls this once at start-up, before
@@ -167,41 +175,19 @@ pub fn install_crash_handler() -> io::Result<()> {
         }
         let _ = PREVIOUS.set(Previous(prev));
         for &sig in &SIGNALS {
-            // SAFETY: a zeroed sigaction plus handler, flags and an empty mask is valid.
-            let mut act: libc::sigaction = unsafe { std::mem::zeroed() };
-            act.sa_sigaction = on_fatal_signal
-                as extern "C" fn(c_int, *mut libc::siginfo_t, *mut libc::c_void)
-                as usize;
             // SA_ONSTACK: run on the thread's alternate stack (Rust sets one up for its
             // threads) so that a box overflowing its stack is still reported.
-            act.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK | libc::SA_NODEFER;
-            // SAFETY: `act.sa_mask` is a valid sigset to clear; installing a handler
-            // that only performs async-signal-safe work.
-            unsafe {
-                libc::sigemptyset(&mut act.sa_mask);
-                if libc::sigaction(sig, &act, std::ptr::null_mut()) != 0 {
-                    return Err(io::Error::last_os_error().raw_os_error().unwrap_or(0));
-                }
-            }
+            install(sig, on_fatal_signal, libc::SA_ONSTACK | libc::SA_NODEFER)?;
         }
         for &sig in &TERMINATION_SIGNALS {
-            // SAFETY: all-zero sigactions are valid; querying, then replacing only a
-            // default action (an ignored SIGHUP under `nohup` stays ignored) with a
-            // handler that does async-signal-safe work.
-            unsafe {
-                let mut cur: libc::sigaction = std::mem::zeroed();
-                if libc::sigaction(sig, std::ptr::null(), &mut cur) != 0
-                    || cur.sa_sigaction != libc::SIG_DFL
-                {
-                    continue;
-                }
-                let mut act: libc::sigaction = std::mem::zeroed();
-                act.sa_sigaction = on_termination_signal
-                    as extern "C" fn(c_int, *mut libc::siginfo_t, *mut libc::c_void)
-                    as usize;
-                act.sa_flags = libc::SA_SIGINFO;
-                libc::sigemptyset(&mut act.sa_mask);
-                libc::sigaction(sig, &act, std::ptr::null_mut());
+            // Only a default action is replaced (an ignored SIGHUP under `nohup` stays
+            // ignored).
+            // SAFETY: an all-zero sigaction is a valid out-value for the query.
+            let mut cur: libc::sigaction = unsafe { std::mem::zeroed() };
+            // SAFETY: querying the current action into a valid out-pointer.
+            let queried = unsafe { libc::sigaction(sig, std::ptr::null(), &mut cur) } == 0;
+            if queried && cur.sa_sigaction == libc::SIG_DFL {
+                install(sig, on_termination_signal, 0)?;
             }
         }
         // SAFETY: registering a plain `extern "C" fn()` that only writes to file
