@@ -457,9 +457,44 @@ pub fn instance_stack_size(preferred: usize, floor: usize, reserved: usize) -> u
     }
 }
 
+/// Runs `make` with `size`, then with halved sizes while it fails and the size stays at
+/// least `floor`; returns the first success with the size it took, or the last error.
+/// How an engine still gets a box-instance stack when the address space runs out
+/// despite [`instance_stack_size`].
+pub fn halving_until<T, E>(
+    mut size: usize,
+    floor: usize,
+    mut make: impl FnMut(usize) -> Result<T, E>,
+) -> Result<(T, usize), E> {
+    loop {
+        match make(size) {
+            Ok(t) => return Ok((t, size)),
+            Err(e) if size / 2 < floor => return Err(e),
+            Err(_) => size /= 2,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn halving_until_stops_at_the_first_success_or_below_the_floor() {
+        let mut tried = Vec::new();
+        let r = halving_until(64, 8, |s| {
+            tried.push(s);
+            if s <= 16 {
+                Ok(s * 10)
+            } else {
+                Err(s)
+            }
+        });
+        assert_eq!(r, Ok((160, 16)));
+        assert_eq!(tried, [64, 32, 16]);
+        let r: Result<((), usize), usize> = halving_until(64, 8, Err);
+        assert_eq!(r, Err(8), "the last error, at the floor");
+    }
 
     /// More threads than exclusive shards count at once, some of them exiting early so
     /// their shards are reused: every event must be counted exactly once.

@@ -104,26 +104,19 @@ impl StackPool {
             }
         }
         self.created += 1;
-        let stack = DefaultStack::new(fit).or_else(|e| Self::smaller(fit, e))?;
+        // When the address space is exhausted anyway, a smaller stack rather than a
+        // failed task.
+        let (stack, _) = snet_core::engine::halving_until(fit, MIN_FALLBACK, |s| {
+            // (A pooled stack of size `fit` was looked for above.)
+            let pooled = if s < fit {
+                with_global(s, |g| g.pop())
+            } else {
+                None
+            };
+            pooled.map_or_else(|| DefaultStack::new(s), |st| Ok(st.0))
+        })?;
         MAPPED.fetch_add(stack.base().get() - stack.limit().get(), Ordering::Relaxed);
         Ok(stack)
-    }
-
-    /// When the address space is exhausted anyway, a smaller stack (halving down to
-    /// [`MIN_FALLBACK`]) rather than a failed task.
-    #[cold]
-    fn smaller(size: usize, err: std::io::Error) -> std::io::Result<DefaultStack> {
-        let mut s = size / 2;
-        while s >= MIN_FALLBACK {
-            if let Some(st) = with_global(s, |g| g.pop()) {
-                return Ok(st.0);
-            }
-            if let Ok(st) = DefaultStack::new(s) {
-                return Ok(st);
-            }
-            s /= 2;
-        }
-        Err(err)
     }
 
     /// Returns the stack of a finished coroutine (`size` is what its task asked for;

@@ -151,31 +151,23 @@ fn send<'scope, 'env: 'scope>(
         }
         // When the address space runs out anyway (many box instances under a limit),
         // retry with halved stacks rather than fail the run.
-        let mut spawned = Err(None);
-        let mut stack = shared.box_stack();
-        while stack >= MIN_BOX_STACK {
-            let me = leaf.clone();
-            let rx = rx.clone();
-            match std::thread::Builder::new()
-                .stack_size(stack)
-                .spawn_scoped(scope, move || box_thread(scope, shared, me, rx))
-            {
-                Ok(_) => {
-                    shared.stacks_reserved.fetch_add(stack, Ordering::Relaxed);
-                    spawned = Ok(());
-                    break;
-                }
-                Err(e) => spawned = Err(Some(e)),
+        let spawned =
+            snet_core::engine::halving_until(shared.box_stack(), MIN_BOX_STACK, |stack| {
+                let me = leaf.clone();
+                let rx = rx.clone();
+                std::thread::Builder::new()
+                    .stack_size(stack)
+                    .spawn_scoped(scope, move || box_thread(scope, shared, me, rx))
+            });
+        match spawned {
+            Ok((_, stack)) => {
+                shared.stacks_reserved.fetch_add(stack, Ordering::Relaxed);
             }
-            stack /= 2;
-        }
-        if let Err(e) = spawned {
-            let e = e.map_or_else(String::new, |e| e.to_string());
-            shared.fail(RunError::new(
+            Err(e) => shared.fail(RunError::new(
                 "threads engine",
                 None,
                 format!("cannot spawn a box thread: {e}"),
-            ));
+            )),
         }
         BoxThread { tx }
     });
