@@ -33,10 +33,21 @@ struct Shared {
     buf: Mutex<Vec<u8>>,
 }
 
+impl Shared {
+    /// Writes `buf` (the locked buffer) to the file and empties it.
+    fn write_out(&self, buf: &mut Vec<u8>) -> io::Result<()> {
+        let r = (&self.file).write_all(buf);
+        buf.clear();
+        r
+    }
+}
+
 /// The output of the current run, for [`emergency_flush`] (null: none).
 static CURRENT: AtomicPtr<Shared> = AtomicPtr::new(std::ptr::null_mut());
 
-/// The output of a run: implements [`Write`] for the record writer.
+/// The output of a run: implements [`Write`] for the record writer. A copy is a second
+/// handle on the same output (to drain it after the record writer is done).
+#[derive(Clone, Copy)]
 pub(crate) struct Output {
     shared: &'static Shared,
 }
@@ -55,24 +66,13 @@ impl Output {
         Output { shared }
     }
 
-    /// A second handle on the same output (to drain it after the record writer,
-    /// which owns the first, is done).
-    pub(crate) fn handle(&self) -> Output {
-        Output {
-            shared: self.shared,
-        }
-    }
-
     fn lock(&self) -> MutexGuard<'_, Vec<u8>> {
         self.shared.buf.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Writes everything buffered to the file.
     pub(crate) fn drain(&self) -> io::Result<()> {
-        let mut g = self.lock();
-        let r = (&self.shared.file).write_all(&g);
-        g.clear();
-        r
+        self.shared.write_out(&mut self.lock())
     }
 }
 
@@ -81,9 +81,7 @@ impl Write for Output {
         let mut g = self.lock();
         g.extend_from_slice(bytes);
         if g.len() >= BLOCK {
-            let r = (&self.shared.file).write_all(&g);
-            g.clear();
-            r?;
+            self.shared.write_out(&mut g)?;
         }
         Ok(bytes.len())
     }

@@ -169,7 +169,7 @@ pub(crate) fn run(args: RunArgs) -> ExitCode {
     let streaming =
         out_file.is_terminal() || out_file.metadata().map(|m| is_stream(&m)).unwrap_or(true);
     let output = Output::new(out_file, streaming);
-    let drain = output.handle();
+    let drain = output;
     let reader = BufReader::with_capacity(1 << 16, input);
     let mut opts = RunOptions::default();
     if let Some(w) = args.workers {
