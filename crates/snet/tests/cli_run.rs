@@ -608,3 +608,107 @@ fn box_concurrency_keeps_the_output_order_and_rejects_bad_limits() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("--box-concurrency"));
 }
+
+/// Spec §11.1's optional TCP I/O: `-I PORT` accepts one connection and reads the input
+/// from it, `-O HOST:PORT` connects and writes the output to it; the records are the
+/// ones a file run gives, on every engine.
+#[test]
+fn tcp_input_and_output_carry_the_same_records_as_files() {
+    use std::io::Read;
+    use std::net::{TcpListener, TcpStream};
+    use std::time::{Duration, Instant};
+    let prog = tmp("counter_tcp.snet", COUNTER);
+    let input: String = (1..=50).map(rec).collect();
+    let expected = text(&snet(&["run", prog.to_str().unwrap()], &input).stdout);
+    assert!(expected.contains("<tag label=\"n\">51</tag>"), "{expected}");
+    for engine in ["seq", "front", "lpel", "threads"] {
+        // Output to a listener of ours.
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        let reader = std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            let mut got = String::new();
+            s.read_to_string(&mut got).unwrap();
+            got
+        });
+        let out = snet(
+            &[
+                "run",
+                prog.to_str().unwrap(),
+                "--engine",
+                engine,
+                "-O",
+                &addr,
+            ],
+            &input,
+        );
+        assert!(out.status.success(), "{engine}: {}", text(&out.stderr));
+        assert!(out.stdout.is_empty(), "{engine}: records went to stdout");
+        assert_eq!(reader.join().unwrap(), expected, "{engine}: -O");
+
+        // Input from a connection of ours: a free port, then connect until snet listens.
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let outfile = tmp(&format!("tcp_out_{engine}.xml"), "");
+        let child = Command::new(env!("CARGO_BIN_EXE_snet"))
+            .args(["run", prog.to_str().unwrap(), "--engine", engine, "-I"])
+            .arg(port.to_string())
+            .arg("-o")
+            .arg(&outfile)
+            .stdin(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let start = Instant::now();
+        let mut conn = loop {
+            match TcpStream::connect(("127.0.0.1", port)) {
+                Ok(c) => break c,
+                Err(e) if start.elapsed() < Duration::from_secs(30) => {
+                    let _ = e;
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                Err(e) => panic!("{engine}: snet never listened on {port}: {e}"),
+            }
+        };
+        conn.write_all(input.as_bytes()).unwrap();
+        drop(conn);
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{engine}: {}", text(&out.stderr));
+        assert_eq!(
+            std::fs::read_to_string(&outfile).unwrap(),
+            expected,
+            "{engine}: -I"
+        );
+    }
+}
+
+#[test]
+fn tcp_options_conflicting_with_files_are_usage_errors() {
+    let prog = tmp("counter_tcp2.snet", COUNTER);
+    let inp = tmp("counter_tcp2.xml", &rec(1));
+    let p = prog.to_str().unwrap();
+    for args in [
+        vec!["run", p, "-I", "40000", "-i", inp.to_str().unwrap()],
+        vec!["run", p, "-I", "40000", "-I", "40001"],
+        vec!["run", p, "-O", "127.0.0.1:1", "-o", "/dev/null"],
+    ] {
+        let out = snet(&args, "");
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+    }
+    // Nobody listens on the output address: an error naming it, exit 1.
+    let out = snet(&["run", p, "-O", "127.0.0.1:1"], &rec(1));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("127.0.0.1:1"),
+        "{}",
+        text(&out.stderr)
+    );
+}

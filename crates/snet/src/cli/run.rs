@@ -5,7 +5,8 @@ use snet::{EngineKind, Program};
 use snet_core::{Engine, Record, RecordSink, RecordSource, RunError, RunOptions};
 use std::fs::File;
 use std::io::{BufReader, IsTerminal, Read, Write};
-use std::os::fd::AsFd;
+use std::net::{TcpListener, TcpStream};
+use std::os::fd::{AsFd, OwnedFd};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -36,6 +37,18 @@ pub(crate) struct RunArgs {
     /// Write output records to FILE instead of standard output.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub(crate) output: Option<PathBuf>,
+    /// Connect to HOST:PORT over TCP and write the output records to it (spec §11.1).
+    #[arg(
+        short = 'O',
+        long = "output-tcp",
+        value_name = "HOST:PORT",
+        conflicts_with = "output"
+    )]
+    pub(crate) output_tcp: Option<String>,
+    /// Accept one TCP connection on PORT and read the input records from it (spec
+    /// §11.1's `-I PORT`; `-I NUMBER` means the same when NUMBER is not a directory).
+    #[arg(long = "input-tcp", value_name = "PORT", conflicts_with = "input")]
+    pub(crate) input_tcp: Option<u16>,
     /// Engine: front (work stealing, the default), lpel (user-level tasks, bounded
     /// streams), threads (one OS thread per box instance) or seq (the reference).
     #[arg(long, default_value = "front")]
@@ -62,7 +75,8 @@ pub(crate) struct RunArgs {
     /// Print run statistics to standard error at the end.
     #[arg(long)]
     pub(crate) stats: bool,
-    /// Extra include directory for C box sources (repeatable).
+    /// Extra include directory for C box sources (repeatable). A number that is not a
+    /// directory is spec §11.1's `-I PORT` (see `--input-tcp`).
     #[arg(short = 'I', value_name = "DIR")]
     pub(crate) include: Vec<PathBuf>,
     /// Extra C compiler flags, e.g. `--cflags "-O3 -DN=4"`.
@@ -108,7 +122,11 @@ fn fail(msg: impl std::fmt::Display) -> ExitCode {
 }
 
 /// Runs `snet run`.
-pub(crate) fn run(args: RunArgs) -> ExitCode {
+pub(crate) fn run(mut args: RunArgs) -> ExitCode {
+    if let Err(e) = split_tcp_port(&mut args) {
+        eprintln!("error: {e}");
+        return ExitCode::from(2);
+    }
     let Some(engine) = EngineKind::parse(&args.engine) else {
         let names: Vec<&str> = EngineKind::ALL.iter().map(|e| e.name()).collect();
         eprintln!(
@@ -149,19 +167,28 @@ pub(crate) fn run(args: RunArgs) -> ExitCode {
         ));
     }
 
-    let input: Box<dyn Read + Send> = match &args.input {
-        Some(p) => match File::open(p) {
+    let input: Box<dyn Read + Send> = match (&args.input, args.input_tcp) {
+        (Some(p), _) => match File::open(p) {
             Ok(f) => Box::new(f),
             Err(e) => return fail(format!("cannot open input {}: {e}", p.display())),
         },
-        None => Box::new(std::io::stdin()),
+        (None, Some(port)) => match accept_one(port) {
+            Ok(s) => Box::new(s),
+            Err(e) => return fail(format!("cannot read input from TCP port {port}: {e}")),
+        },
+        (None, None) => Box::new(std::io::stdin()),
     };
-    let out_file = match &args.output {
-        Some(p) => match File::create(p) {
+    let out_file = match (&args.output, &args.output_tcp) {
+        (Some(p), _) => match File::create(p) {
             Ok(f) => f,
             Err(e) => return fail(format!("cannot create output {}: {e}", p.display())),
         },
-        None => match std::io::stdout().as_fd().try_clone_to_owned() {
+        (None, Some(addr)) => match TcpStream::connect(addr.as_str()) {
+            // A socket is written like a pipe: each record at once (`is_stream`).
+            Ok(s) => File::from(OwnedFd::from(s)),
+            Err(e) => return fail(format!("cannot connect the output to {addr}: {e}")),
+        },
+        (None, None) => match std::io::stdout().as_fd().try_clone_to_owned() {
             Ok(fd) => File::from(fd),
             Err(e) => return fail(format!("cannot use standard output: {e}")),
         },
@@ -279,8 +306,46 @@ pub(crate) fn run(args: RunArgs) -> ExitCode {
     }
 }
 
+/// Spec §11.1 `-I PORT`: waits for one TCP connection on PORT (any address) and
+/// returns it; the listener closes once the connection is accepted.
+fn accept_one(port: u16) -> std::io::Result<TcpStream> {
+    let listener = TcpListener::bind(("0.0.0.0", port))?;
+    let (stream, _) = listener.accept()?;
+    Ok(stream)
+}
+
+/// Moves a `-I NUMBER` that is not an existing directory from the include list to
+/// `input_tcp` (spec §11.1 names the TCP input port `-I`, which `snet run` also uses
+/// for include directories, as C compilers do). Returns an error message for a second
+/// port or a port given with `-i`.
+fn split_tcp_port(args: &mut RunArgs) -> Result<(), String> {
+    let mut keep = Vec::new();
+    for dir in std::mem::take(&mut args.include) {
+        let port = dir.to_str().and_then(|s| s.parse::<u16>().ok());
+        match port {
+            Some(p) if !dir.is_dir() => {
+                if args.input_tcp.is_some() {
+                    return Err(
+                        "only one TCP input port (-I PORT / --input-tcp) may be given".into(),
+                    );
+                }
+                args.input_tcp = Some(p);
+            }
+            _ => keep.push(dir),
+        }
+    }
+    args.include = keep;
+    if args.input_tcp.is_some() && args.input.is_some() {
+        return Err("-i FILE and a TCP input port (-I PORT) cannot be used together".into());
+    }
+    Ok(())
+}
+
 #[cfg(unix)]
 fn input_is_regular_file(args: &RunArgs) -> bool {
+    if args.input_tcp.is_some() {
+        return false;
+    }
     let path = args
         .input
         .clone()
