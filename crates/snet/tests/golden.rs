@@ -43,8 +43,29 @@ fn run_case(case: &Example, engine: &str, workers: usize) -> Result<(), String> 
     snet_io::compare_outputs(&expected, &actual, case.ordered)
 }
 
+/// Worker counts and repetitions: 1 and 2 workers once, or what `SNET_GOLDEN_WORKERS`
+/// (e.g. `3,8`) and `SNET_GOLDEN_REPEAT` ask for (a stress run with oversubscribed
+/// workers: `SNET_GOLDEN_WORKERS=4,8 SNET_GOLDEN_REPEAT=10 cargo test --release -p snet
+/// --test golden`).
+fn worker_plan() -> (Vec<usize>, usize) {
+    let workers = std::env::var("SNET_GOLDEN_WORKERS")
+        .ok()
+        .map(|v| {
+            v.split(',')
+                .map(|w| w.trim().parse().expect("SNET_GOLDEN_WORKERS: numbers"))
+                .collect()
+        })
+        .unwrap_or_else(|| vec![1, 2]);
+    let repeat = std::env::var("SNET_GOLDEN_REPEAT")
+        .ok()
+        .map(|v| v.parse().expect("SNET_GOLDEN_REPEAT: a number"))
+        .unwrap_or(1);
+    (workers, repeat)
+}
+
 #[test]
 fn every_example_matches_its_expected_output_on_every_engine() {
+    let (plan, repeat) = worker_plan();
     let mut cases = Vec::new();
     find_examples(&examples_root(), &mut cases);
     assert!(
@@ -55,13 +76,16 @@ fn every_example_matches_its_expected_output_on_every_engine() {
     let mut failures = Vec::new();
     for case in &cases {
         for engine in snet::EngineKind::ALL {
-            for workers in [1, 2] {
-                if let Err(e) = run_case(case, engine.name(), workers) {
-                    failures.push(format!(
-                        "{} [{} -w {workers}]: {e}",
-                        case.program.display(),
-                        engine.name()
-                    ));
+            for &workers in &plan {
+                for _ in 0..repeat {
+                    if let Err(e) = run_case(case, engine.name(), workers) {
+                        failures.push(format!(
+                            "{} [{} -w {workers}]: {e}",
+                            case.program.display(),
+                            engine.name()
+                        ));
+                        break;
+                    }
                 }
                 if *engine == snet::EngineKind::Seq {
                     break;
