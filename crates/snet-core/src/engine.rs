@@ -439,6 +439,32 @@ pub fn address_space_limit() -> Option<usize> {
     })
 }
 
+/// How many more memory mappings the kernel lets this process create: Linux's
+/// `vm.max_map_count` (65 530 by default) minus the mappings the process has now;
+/// `None` where that cannot be read. Every box-instance stack costs mappings (a stack and
+/// its guard page; a thread also its signal stack and guard), so this bounds how many
+/// box instances the thread-per-instance engines can hold at once.
+pub fn mappings_left() -> Option<usize> {
+    use std::io::Read;
+    // No allocation beyond opening the files: this is also called when mappings have run
+    // out, when a large buffer could not be had.
+    let mut buf = [0u8; 4096];
+    let mut f = std::fs::File::open("/proc/sys/vm/max_map_count").ok()?;
+    let n = f.read(&mut buf).ok()?;
+    let max: usize = std::str::from_utf8(&buf[..n]).ok()?.trim().parse().ok()?;
+    let mut maps = std::fs::File::open("/proc/self/maps").ok()?;
+    let mut now = 0;
+    loop {
+        match maps.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => now += buf[..n].iter().filter(|&&b| b == b'\n').count(),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return None,
+        }
+    }
+    Some(max.saturating_sub(now))
+}
+
 /// The size of a new per-box-instance stack (threads-engine box threads, lpel task
 /// stacks) when `reserved` bytes of such stacks are mapped already: `preferred` (the
 /// classic room for C boxes with large local arrays; virtual memory, committed only when

@@ -8,9 +8,9 @@
 //! outlive a runtime (the next runtime in the process starts warm). The guard page
 //! stays in place because mappings are reused as they are.
 
-use corosensei::stack::{DefaultStack, Stack};
+use corosensei::stack::{DefaultStack, Stack, StackPointer};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 /// Stacks a worker keeps before handing half of them to the global pool.
 const LOCAL_MAX: usize = 1024;
@@ -25,9 +25,68 @@ const MIN_FALLBACK: usize = 128 << 10;
 /// unmapped, and an overestimate only makes later stacks smaller).
 static MAPPED: AtomicUsize = AtomicUsize::new(0);
 
+/// Task stacks that exist in the process (in use or pooled).
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+
+/// Kernel memory mappings kept for the rest of the process (malloc arenas, threads, C
+/// box libraries) when task stacks are counted against `vm.max_map_count`.
+const MAPPINGS_RESERVE: usize = 2048;
+
+/// A task stack: corosensei's default stack (a mapping and its guard page), counted in
+/// [`LIVE`] while it exists.
+pub(crate) struct TaskStack(DefaultStack);
+
+impl TaskStack {
+    /// Maps a new stack of `size` bytes, unless the process already holds as many
+    /// stacks as the kernel's mapping limit allows: past that limit `mmap` fails in
+    /// arbitrary places (malloc, thread creation) and the process aborts, so the task
+    /// that asks for one stack too many fails instead, with a message saying why.
+    fn map(size: usize) -> std::io::Result<TaskStack> {
+        static BUDGET: OnceLock<usize> = OnceLock::new();
+        // Two mappings per stack: the stack and its guard page.
+        let budget = *BUDGET.get_or_init(|| {
+            snet_core::engine::mappings_left()
+                .map_or(usize::MAX, |m| m.saturating_sub(MAPPINGS_RESERVE) / 2)
+        });
+        if LIVE.load(Ordering::Relaxed) >= budget {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::OutOfMemory,
+                format!(
+                    "{budget} task stacks exist, as many as the kernel's memory-mapping \
+                     limit (vm.max_map_count) leaves room for; a program with this many \
+                     box instances at once runs with --engine front (no stack per box \
+                     instance)"
+                ),
+            ));
+        }
+        let s = DefaultStack::new(size)?;
+        LIVE.fetch_add(1, Ordering::Relaxed);
+        Ok(TaskStack(s))
+    }
+}
+
+impl Drop for TaskStack {
+    fn drop(&mut self) {
+        LIVE.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+// SAFETY: delegates to `DefaultStack`, whose base/limit describe the mapping this value
+// owns for as long as it lives.
+unsafe impl Stack for TaskStack {
+    #[inline]
+    fn base(&self) -> StackPointer {
+        self.0.base()
+    }
+    #[inline]
+    fn limit(&self) -> StackPointer {
+        self.0.limit()
+    }
+}
+
 /// A stack that may move between threads: it is plain memory with no thread
 /// affinity once its coroutine has finished.
-struct SendStack(DefaultStack);
+struct SendStack(TaskStack);
 
 // SAFETY: a pooled stack belongs to no coroutine (its coroutine completed and
 // returned it via `into_stack`); it is an anonymous memory mapping usable from any
@@ -51,7 +110,7 @@ fn with_global<R>(size: usize, f: impl FnOnce(&mut Vec<SendStack>) -> R) -> R {
 /// A worker's pool of equally sized stacks.
 pub(crate) struct StackPool {
     size: usize,
-    free: Vec<DefaultStack>,
+    free: Vec<TaskStack>,
     created: u64,
 }
 
@@ -75,7 +134,7 @@ impl StackPool {
     }
 
     /// A stack of at least `size` bytes: pooled if `size` is the pool's size.
-    pub(crate) fn take(&mut self, size: usize) -> std::io::Result<DefaultStack> {
+    pub(crate) fn take(&mut self, size: usize) -> std::io::Result<TaskStack> {
         if size == self.size {
             if let Some(s) = self.free.pop() {
                 return Ok(s);
@@ -113,7 +172,7 @@ impl StackPool {
             } else {
                 None
             };
-            pooled.map_or_else(|| DefaultStack::new(s), |st| Ok(st.0))
+            pooled.map_or_else(|| TaskStack::map(s), |st| Ok(st.0))
         })?;
         MAPPED.fetch_add(stack.base().get() - stack.limit().get(), Ordering::Relaxed);
         Ok(stack)
@@ -121,7 +180,7 @@ impl StackPool {
 
     /// Returns the stack of a finished coroutine (`size` is what its task asked for;
     /// a smaller fallback stack goes back under its own size).
-    pub(crate) fn give(&mut self, stack: DefaultStack, size: usize) {
+    pub(crate) fn give(&mut self, stack: TaskStack, size: usize) {
         let usable = stack.base().get() - stack.limit().get();
         let size = if usable < size { usable } else { size };
         if size != self.size {
@@ -139,7 +198,7 @@ impl StackPool {
         }
     }
 
-    fn spill(&mut self, stacks: Vec<DefaultStack>) {
+    fn spill(&mut self, stacks: Vec<TaskStack>) {
         with_global(self.size, |g| {
             for s in stacks {
                 if g.len() >= GLOBAL_MAX {

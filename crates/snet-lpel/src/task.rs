@@ -18,7 +18,6 @@
 use crate::chan::PollTarget;
 use crate::stream::StreamMeta;
 use crate::sync::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, UnsafeCell};
-use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, Yielder};
 use std::sync::atomic::AtomicU8;
 use std::sync::atomic::Ordering::Relaxed;
@@ -176,7 +175,7 @@ pub(crate) enum TaskExit {
     Migrate(Box<dyn FnMut() -> Activation + Send>),
 }
 
-pub(crate) type Co = Coroutine<(), Suspend, TaskExit, DefaultStack>;
+pub(crate) type Co = Coroutine<(), Suspend, TaskExit, crate::stack_pool::TaskStack>;
 pub(crate) type TaskYielder = Yielder<(), Suspend>;
 
 pub(crate) const NO_WORKER: usize = usize::MAX;

@@ -47,6 +47,14 @@ const BOX_STACK: usize = 64 << 20;
 /// Smallest stack of a box thread.
 const MIN_BOX_STACK: usize = 128 << 10;
 
+/// Memory mappings a box thread costs: its stack and guard page, and the signal stack
+/// and guard page the Rust runtime maps for every thread (which aborts the process if
+/// that mapping fails, so the engine must stop before).
+const MAPPINGS_PER_THREAD: usize = 4;
+
+/// Mappings kept free for the rest of the process (malloc arenas, C box libraries).
+const MAPPINGS_RESERVE: usize = 1024;
+
 /// A box invocation waiting in a box thread's channel.
 enum Job {
     Data(Record, Ctx),
@@ -76,6 +84,8 @@ struct Shared<'a> {
     max_in_flight: usize,
     /// Address space reserved by box thread stacks so far.
     stacks_reserved: AtomicUsize,
+    /// Most box threads the kernel's mapping limit allows (see [`MAPPINGS_PER_THREAD`]).
+    max_threads: usize,
 }
 
 impl Shared<'_> {
@@ -140,7 +150,7 @@ fn send<'scope, 'env: 'scope>(
     shared.pending.fetch_add(1, Ordering::AcqRel);
     let bt = leaf.engine_slot(|| {
         let (tx, rx) = unbounded();
-        {
+        let count = {
             let mut all = shared.threads.lock().unwrap_or_else(|p| p.into_inner());
             all.push(tx.clone());
             // Created after the run stopped its threads (under this lock, after setting
@@ -148,6 +158,20 @@ fn send<'scope, 'env: 'scope>(
             if shared.finished.load(Ordering::Acquire) {
                 let _ = tx.send(Job::Stop);
             }
+            all.len() - 1
+        };
+        if count >= shared.max_threads {
+            shared.fail(RunError::new(
+                "threads engine",
+                None,
+                format!(
+                    "this program needs more than {count} box instances at once, each a \
+                     thread, and the kernel's memory-mapping limit (vm.max_map_count) \
+                     allows no more threads; run it with --engine front (no thread or \
+                     stack per box instance)"
+                ),
+            ));
+            return BoxThread { tx };
         }
         // When the address space runs out anyway (many box instances under a limit),
         // retry with halved stacks rather than fail the run.
@@ -232,6 +256,9 @@ impl Engine for ThreadsEngine {
             threads: Mutex::new(Vec::new()),
             max_in_flight: self.max_in_flight.max(1),
             stacks_reserved: AtomicUsize::new(0),
+            max_threads: snet_core::engine::mappings_left().map_or(usize::MAX, |m| {
+                m.saturating_sub(MAPPINGS_RESERVE) / MAPPINGS_PER_THREAD
+            }),
         };
         let root = std::thread::scope(|scope| {
             let shared = &shared;

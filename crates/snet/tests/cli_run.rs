@@ -446,6 +446,68 @@ fn thousands_of_box_instances_run_under_an_address_space_limit() {
     }
 }
 
+/// More box instances at once than the kernel's memory-mapping limit (`vm.max_map_count`,
+/// 65 530 by default) leaves room for: a thread or task stack per instance runs out of
+/// mappings, after which `mmap` fails anywhere (malloc, Rust's per-thread signal stack)
+/// and the process aborted or hung. The engines must stop with an error that says why
+/// and names the engine that does not need a stack per instance.
+#[test]
+fn more_box_instances_than_the_mapping_limit_allows_is_an_error_not_an_abort() {
+    let max: usize = std::fs::read_to_string("/proc/sys/vm/max_map_count")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(0);
+    if max == 0 || max > 65_530 {
+        eprintln!("skipped: vm.max_map_count is {max}, this test is sized for 65530");
+        return;
+    }
+    let prog = tmp(
+        "manysplit.snet",
+        "net manysplit { box inc((a) -> (a)); } connect inc ! <t>;",
+    );
+    let c = tmp(
+        "inc.c",
+        "#include <C4SNet.h>\nvoid *inc(void *hnd, c4snet_data_t *a)\n{\n    int v = *(int *)C4SNetGetData(a) + 1;\n    C4SNetFree(a);\n    C4SNetOut(hnd, 1, C4SNetCreate(CTYPE_int, 1, &v));\n    return hnd;\n}\n",
+    );
+    // One replica (one box instance) per record.
+    let input = tmp(
+        "manysplit.xml",
+        &(0..40_000)
+            .map(|i| format!("<record xmlns=\"snet-home.org\" type=\"data\" mode=\"textual\"><field label=\"a\" interface=\"C4SNet\">(int){i}</field><tag label=\"t\">{i}</tag></record>\n"))
+            .collect::<String>(),
+    );
+    for engine in ["threads", "lpel"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_snet"))
+            .args(["run", prog.to_str().unwrap(), c.to_str().unwrap()])
+            .arg("-i")
+            .arg(&input)
+            .args(["-o", "/dev/null", "--engine", engine, "-w", "2"])
+            .output()
+            .unwrap();
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{engine}: {stderr}");
+        assert!(
+            stderr.contains("vm.max_map_count") && stderr.contains("--engine front"),
+            "{engine}: {stderr}"
+        );
+    }
+    // The work-stealing engine has no stack per instance: the same run succeeds.
+    let out = snet(
+        &[
+            "run",
+            prog.to_str().unwrap(),
+            c.to_str().unwrap(),
+            "-i",
+            input.to_str().unwrap(),
+            "--engine",
+            "front",
+        ],
+        "",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).matches("type=\"data\"").count(), 40_000);
+}
+
 #[test]
 fn idle_box_threads_do_not_slow_a_long_star_down() {
     // threads engine: a star of 8000 box stages is 8000 box threads, idle but for one
