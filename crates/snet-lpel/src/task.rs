@@ -183,6 +183,12 @@ pub(crate) const NO_WORKER: usize = usize::MAX;
 /// Owner-only part of a task.
 pub(crate) struct Local {
     pub(crate) co: Option<Co>,
+    /// The body of a task that has not run yet: its coroutine, and with it its stack,
+    /// is made at its first dispatch. Tasks queued for their first turn hold no stack
+    /// (a producer that spawns consumers faster than they run cannot exhaust the
+    /// mappings), and a task that ran to completion hands its stack, still in cache, to
+    /// the next one.
+    pub(crate) pending: Option<Body>,
     pub(crate) dispatches: u64,
     pub(crate) ready_since: u64,
     pub(crate) window: Vec<u64>,
@@ -281,6 +287,7 @@ impl Task {
             candidate: AtomicBool::new(false),
             local: UnsafeCell::new(Local {
                 co: None,
+                pending: None,
                 dispatches: 0,
                 ready_since: 0,
                 window: Vec::new(),

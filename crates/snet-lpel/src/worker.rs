@@ -260,22 +260,37 @@ impl WorkerCtx {
         self.ready().put(t);
     }
 
-    /// Creates the coroutine of a task assigned to this worker and makes it ready.
+    /// Makes a task assigned to this worker ready; its coroutine is created at its
+    /// first dispatch ([`WorkerCtx::make_coroutine`]).
     pub(crate) fn start(&self, t: Arc<Task>, body: Body) {
+        // SAFETY: owner-only access; the task is not running.
+        unsafe { t.local().pending = Some(body) };
+        self.put_ready(t);
+    }
+
+    /// Creates the coroutine of a task at its first dispatch, on a stack from the pool.
+    /// False if no stack could be had: the task is then recorded as failed and retired.
+    #[cold]
+    #[inline(never)]
+    fn make_coroutine(&self, t: &Arc<Task>) -> bool {
+        // SAFETY: owner-only access; the task is not running.
+        let Some(body) = (unsafe { t.local().pending.take() }) else {
+            return false; // cannot happen: a ready task has a body or a coroutine
+        };
         // SAFETY: worker-thread only.
         let pool = unsafe { &mut *self.pool.get() };
         let stack = match pool.take(t.stack_size) {
             Ok(s) => s,
             Err(e) => {
                 self.rt
-                    .record_failure(&t, format!("cannot allocate a task stack: {e}"));
-                self.retire(t);
-                return;
+                    .record_failure(t, format!("cannot allocate a task stack: {e}"));
+                self.retire(t.clone());
+                return false;
             }
         };
         self.stats().started += 1;
         self.stats().stacks_created = pool.created();
-        let tp: *const Task = &*t;
+        let tp: *const Task = &**t;
         let random_p = self.random_p;
         let co: Co = Coroutine::with_stack(stack, move |y: &TaskYielder, ()| {
             // SAFETY: the task outlives its coroutine (the worker holds an Arc while
@@ -306,22 +321,29 @@ impl WorkerCtx {
         });
         // SAFETY: owner-only access; the task is not running.
         unsafe { t.local().co = Some(co) };
-        self.put_ready(t);
+        true
     }
 
     #[inline]
     fn dispatch(&self, t: Arc<Task>) {
-        let start = if self.timing { now_ns() } else { 0 };
         // SAFETY: we own `t` and it is not running; the task itself never touches
         // `local` (it uses `yielder`), so this borrow does not alias during resume.
         let l = unsafe { t.local() };
+        if l.co.is_none() {
+            // First dispatch (`l` is not used again: `make_coroutine` borrows anew).
+            if self.make_coroutine(&t) {
+                self.dispatch(t);
+            }
+            return;
+        }
+        let start = if self.timing { now_ns() } else { 0 };
         if self.timing {
             if let Some(window) = self.track_ready {
                 record_ready_time(&t, l, start.saturating_sub(l.ready_since), window);
             }
         }
         let Some(co) = l.co.as_mut() else {
-            return; // cannot happen: a ready task always has a coroutine
+            return; // checked above
         };
         l.dispatches += 1;
         let disp = l.dispatches;
