@@ -439,3 +439,27 @@ fn endpoints_move_between_tasks_on_different_workers() {
     assert_eq!(res_rx.read(), Some(17));
     assert_eq!(rt.wait(), Quiescence::Finished);
 }
+
+/// Tasks waiting for their first turn hold no stack: a thread that spawns tens of
+/// thousands of short tasks faster than one worker runs them must not make the runtime
+/// map a stack for each (the mappings run out near 32 000), and the stacks of finished
+/// tasks serve the next ones.
+#[test]
+fn queued_tasks_hold_no_stack_until_they_first_run() {
+    const N: usize = 20_000;
+    let rt = Runtime::start(cfg(1)).unwrap();
+    let done = Arc::new(AtomicUsize::new(0));
+    for _ in 0..N {
+        let done = done.clone();
+        rt.spawn(TaskSpec::new("short"), move || {
+            done.fetch_add(1, Ordering::Relaxed);
+        });
+    }
+    assert_eq!(rt.wait(), Quiescence::Finished);
+    let stats = rt.shutdown();
+    assert_eq!(done.load(Ordering::Relaxed), N);
+    let started: u64 = stats.workers.iter().map(|w| w.started).sum();
+    assert_eq!(started, N as u64);
+    let mapped: u64 = stats.workers.iter().map(|w| w.stacks_created).sum();
+    assert!(mapped <= 64, "{mapped} stacks mapped for {N} short tasks");
+}
