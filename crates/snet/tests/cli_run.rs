@@ -2,7 +2,7 @@
 //! problems and the record balance of `--stats`, each with its message and exit code.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 fn tmp(name: &str, contents: &str) -> PathBuf {
@@ -28,6 +28,18 @@ fn snet(args: &[&str], stdin: &str) -> Output {
         .write_all(stdin.as_bytes())
         .unwrap();
     child.wait_with_output().unwrap()
+}
+
+/// `snet run PROG C_SOURCE -i INPUT EXTRA...` with nothing on standard input.
+fn run_c(prog: &Path, c: &Path, input: &Path, extra: &[&str]) -> Output {
+    let (p, c, i) = (
+        prog.to_str().unwrap(),
+        c.to_str().unwrap(),
+        input.to_str().unwrap(),
+    );
+    let mut args = vec!["run", p, c, "-i", i];
+    args.extend_from_slice(extra);
+    snet(&args, "")
 }
 
 fn text(b: &[u8]) -> String {
@@ -386,19 +398,11 @@ fn run_box_that_dies(name: &str, includes: &str, on_three: &str) -> Vec<(String,
         .iter()
         .map(|engine| {
             let out_path = tmp(&format!("{name}-{engine}.out.xml"), "");
-            let out = snet(
-                &[
-                    "run",
-                    prog.to_str().unwrap(),
-                    c.to_str().unwrap(),
-                    "-i",
-                    input.to_str().unwrap(),
-                    "-o",
-                    out_path.to_str().unwrap(),
-                    "--engine",
-                    engine,
-                ],
-                "",
+            let out = run_c(
+                &prog,
+                &c,
+                &input,
+                &["-o", out_path.to_str().unwrap(), "--engine", engine],
             );
             let written = std::fs::read_to_string(&out_path).unwrap();
             (engine.to_string(), out, written)
@@ -479,13 +483,12 @@ fn box_instances_beyond_the_mapping_limit_run_on_lpel_and_front_and_stop_threads
             .map(|i| format!("<record xmlns=\"snet-home.org\" type=\"data\" mode=\"textual\"><field label=\"a\" interface=\"C4SNet\">(int){i}</field><tag label=\"t\">{i}</tag></record>\n"))
             .collect::<String>(),
     );
-    let out = Command::new(env!("CARGO_BIN_EXE_snet"))
-        .args(["run", prog.to_str().unwrap(), c.to_str().unwrap()])
-        .arg("-i")
-        .arg(&input)
-        .args(["-o", "/dev/null", "--engine", "threads", "-w", "2"])
-        .output()
-        .unwrap();
+    let out = run_c(
+        &prog,
+        &c,
+        &input,
+        &["-o", "/dev/null", "--engine", "threads", "-w", "2"],
+    );
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "threads: {stderr}");
     assert!(
@@ -493,20 +496,7 @@ fn box_instances_beyond_the_mapping_limit_run_on_lpel_and_front_and_stop_threads
         "threads: {stderr}"
     );
     for engine in ["front", "lpel"] {
-        let out = snet(
-            &[
-                "run",
-                prog.to_str().unwrap(),
-                c.to_str().unwrap(),
-                "-i",
-                input.to_str().unwrap(),
-                "--engine",
-                engine,
-                "-w",
-                "2",
-            ],
-            "",
-        );
+        let out = run_c(&prog, &c, &input, &["--engine", engine, "-w", "2"]);
         assert!(out.status.success(), "{engine}: {}", text(&out.stderr));
         assert_eq!(
             text(&out.stdout).matches("type=\"data\"").count(),
