@@ -154,6 +154,7 @@ where
         let ra = a();
         return (ra, b());
     }
+    w.registry().sleep.on_push();
     let ra = job::catch(a);
     // Step 3.
     loop {

@@ -10,11 +10,14 @@
 //!    issue a SeqCst fence, then read `idle`/`asleep` and notify. The fences of steps 2
 //!    and 3 form a Dekker pair: either the sleeper's re-check sees the work, or the
 //!    producer sees the sleeper and notifies it under its mutex.
-//! 4. Deque pushes are hot and do not wake anybody. Instead, a searching worker that
-//!    finds work wakes one sleeper if nobody else is searching (a chain wake-up, as in
-//!    Go's scheduler), so a burst of work ramps up all workers. A wake-up missed this
-//!    way costs parallelism, never progress (the pusher runs its own work), and the
-//!    sleep timeout bounds it.
+//! 4. Deque pushes do not take part in step 3 (no fence on the hot path). A push wakes
+//!    one sleeper only if some worker sleeps and none is searching ([`Sleep::on_push`],
+//!    one relaxed load otherwise), and a searching worker that finds work wakes one
+//!    sleeper if nobody else is searching (a chain wake-up, as in Go's scheduler), so a
+//!    burst of work ramps up all workers. A wake-up missed this way costs parallelism,
+//!    never progress (the pusher runs its own work), and the sleep timeout bounds it.
+//!    (Without the push wake-up, a program of many short parallel phases lost whole
+//!    phases: the worker that went to sleep between two phases slept through the next.)
 
 use std::sync::{Condvar, Mutex, OnceLock};
 use std::thread::Thread;
@@ -148,6 +151,21 @@ impl Sleep {
         }
     }
 
+    /// Step 4 for a deque push: wakes a sleeper if some worker sleeps and none searches
+    /// (a searching worker will find the job, and chain-wake if more remain).
+    #[inline]
+    pub(crate) fn on_push(&self) {
+        if self.should_chain_wake() {
+            self.wake_any_cold();
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn wake_any_cold(&self) {
+        self.wake_any();
+    }
+
     /// Step 4: whether a worker that just found work should wake a sleeper.
     #[inline]
     pub(crate) fn should_chain_wake(&self) -> bool {
@@ -167,5 +185,41 @@ impl Sleep {
                 t.unpark();
             }
         }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    /// Puts worker `i` in the state `sleep` leaves it in while it waits (counted as
+    /// sleeping, `asleep` set), without a thread.
+    fn pretend_asleep(s: &Sleep, i: usize) {
+        s.idle.fetch_add(1, Ordering::SeqCst);
+        s.workers[i].asleep.store(true, Ordering::SeqCst);
+    }
+
+    fn notified(s: &Sleep, i: usize) -> bool {
+        *s.workers[i].notified.lock().unwrap()
+    }
+
+    /// A push wakes a sleeper when nobody searches (the worker that slept between two
+    /// parallel phases must join the next one), and leaves it alone while another worker
+    /// searches (that one will find the job) or when nobody sleeps.
+    #[test]
+    fn a_push_wakes_a_sleeper_only_when_nobody_searches() {
+        let s = Sleep::new(2);
+        s.on_push();
+        assert!(!notified(&s, 0) && !notified(&s, 1), "nobody sleeps");
+
+        pretend_asleep(&s, 1);
+        s.start_searching();
+        s.on_push();
+        assert!(!notified(&s, 1), "worker 0 searches and will find the job");
+        s.stop_searching();
+
+        s.on_push();
+        assert!(notified(&s, 1), "worker 1 sleeps and nobody searches");
+        assert!(!notified(&s, 0));
     }
 }
