@@ -23,8 +23,9 @@
 //!   (or yields to ready fibers) before the loop counts an idle round; idle rounds are
 //!   at least `FJ_SPIN_ROUNDS`;
 //! * it parks with `coop::park_idle` (our `Sleep` unparks the thread; the pool's
-//!   notifications do too) for at most `FJ_PARK`, since forks published by a box wake
-//!   nobody.
+//!   notifications do too, among them the wake-up of a fork published by a box while
+//!   nobody searches) for at most `FJ_PARK`, a safety net for a wake-up the pool's
+//!   heuristic skips.
 //!
 //! # Record walking (§4.5)
 //!
@@ -54,8 +55,9 @@ use std::time::{Duration, Instant};
 /// around as long as the pool's own idle workers do.
 const FJ_SPIN_ROUNDS: u32 = 256;
 
-/// Park timeout with `FrontOptions::forkjoin`: forks published by a box wake nobody,
-/// so a parked worker looks again this often.
+/// Park timeout with `FrontOptions::forkjoin`: a fork published by a box wakes a parked
+/// worker only if no other worker is searching, so a parked worker looks again this
+/// often.
 const FJ_PARK: Duration = Duration::from_millis(2);
 
 /// What a worker hands back at the end of the run.
