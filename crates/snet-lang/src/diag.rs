@@ -262,6 +262,7 @@ fn floor_char(s: &str, mut i: usize) -> usize {
 
 fn expand_tabs(s: &str) -> String {
     s.replace('\t', "    ")
+        .replace(crate::lexer::INVALID_BYTE, "\u{fffd}")
 }
 
 fn display_width(s: &str) -> usize {
