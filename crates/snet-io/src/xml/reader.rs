@@ -54,7 +54,7 @@ use std::io::{self, Read};
 use std::ops::Range;
 
 /// Bytes requested from the source per read.
-const CHUNK: usize = 64 * 1024;
+pub(crate) const CHUNK: usize = 64 * 1024;
 
 /// Reads S-Net XML records from a byte source (spec §11.2).
 ///
@@ -69,6 +69,10 @@ pub struct XmlReader<R> {
     pos: usize,
     /// Input offset of `buf[0]`.
     base: u64,
+    /// Newlines in the input before `buf[0]`.
+    base_lines: u64,
+    /// Input offset of the first byte of the line `buf[0]` is on.
+    base_line_start: u64,
     eof: bool,
     done: bool,
     terminated: bool,
@@ -129,6 +133,8 @@ impl<R: Read> XmlReader<R> {
             buf: Vec::new(),
             pos: 0,
             base: 0,
+            base_lines: 0,
+            base_line_start: 0,
             eof: false,
             done: false,
             terminated: false,
@@ -207,11 +213,27 @@ impl<R: Read> XmlReader<R> {
     }
 
     fn error(&self, f: Fail, record: u64) -> InputError {
+        let at = f.at.min(self.buf.len());
+        let (line, column) = self.line_col(at);
         InputError {
             record,
             offset: self.base + f.at as u64,
+            line,
+            column,
             kind: f.kind,
         }
+    }
+
+    /// 1-based line and byte column of buffer index `at`.
+    fn line_col(&self, at: usize) -> (u64, u64) {
+        let before = &self.buf[..at];
+        let newlines = before.iter().filter(|&&b| b == b'\n').count() as u64;
+        let line_start = match before.iter().rposition(|&b| b == b'\n') {
+            Some(i) => self.base + i as u64 + 1,
+            None => self.base_line_start,
+        };
+        let offset = self.base + at as u64;
+        (self.base_lines + newlines + 1, offset - line_start + 1)
     }
 
     // ----- buffer primitives -------------------------------------------------------
@@ -247,6 +269,11 @@ impl<R: Read> XmlReader<R> {
     /// while skipping junk, when no buffer index is held).
     fn compact(&mut self) {
         if self.pos >= CHUNK || (self.pos > 0 && self.pos == self.buf.len()) {
+            let gone = &self.buf[..self.pos];
+            if let Some(i) = gone.iter().rposition(|&b| b == b'\n') {
+                self.base_lines += gone.iter().filter(|&&b| b == b'\n').count() as u64;
+                self.base_line_start = self.base + i as u64 + 1;
+            }
             self.buf.drain(..self.pos);
             self.base += self.pos as u64;
             self.pos = 0;

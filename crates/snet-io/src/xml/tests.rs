@@ -1,3 +1,4 @@
+use super::reader::CHUNK;
 use super::*;
 use crate::error::{InputError, InputErrorKind};
 use proptest::prelude::*;
@@ -749,4 +750,43 @@ proptest! {
             }
         }
     }
+}
+
+// ----- positions (found by tools/fuzz_records.py) ------------------------------------
+
+/// 1-based line and byte column of byte `offset` of `text`.
+fn line_col_of(text: &str, offset: usize) -> (u64, u64) {
+    let before = &text[..offset];
+    let line = before.matches('\n').count() as u64 + 1;
+    let start = before.rfind('\n').map_or(0, |i| i + 1);
+    (line, (offset - start + 1) as u64)
+}
+
+#[test]
+fn errors_name_line_and_column() {
+    let input = "<?xml version=\"1.0\"?>\n\n  <record type=\"datum\"/>\n";
+    let e = single_error(input);
+    assert_eq!((e.line, e.column), line_col_of(input, e.offset as usize));
+    assert_eq!(e.line, 3);
+    let msg = e.to_string();
+    assert!(
+        msg.starts_with(&format!("input record 1 (line 3, column {}", e.column)),
+        "{msg}"
+    );
+}
+
+/// Positions stay right after the reader has dropped consumed input (it keeps at most
+/// a few chunks of 64 KiB).
+#[test]
+fn error_positions_survive_buffer_compaction() {
+    let good = format!("{HEAD}<tag label=\"t\">1</tag>\n</record>\n");
+    let mut input = good.repeat(3 * CHUNK / good.len() + 7);
+    input.push_str("   <record type=\"data\" mode=\"textual\"><tag label=\"t\">1</tga></record>\n");
+    input.push_str(&good);
+    let v = read(&input);
+    let errs: Vec<_> = v.iter().filter_map(|r| r.as_ref().err()).collect();
+    assert_eq!(errs.len(), 1);
+    let e = errs[0];
+    assert_eq!((e.line, e.column), line_col_of(&input, e.offset as usize));
+    assert!(e.line > 3 * CHUNK as u64 / good.len() as u64, "{e}");
 }
