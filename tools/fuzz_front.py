@@ -137,6 +137,15 @@ net combinators connect
  | [|{a}, {b,<t>} if <t == 1>, {c}|] * {a,b,c}
  || [] @ 1 || ([|{xx},{rrm}|] @ 2) * {xx,rrm};
 """,
+    'spec_a2': 'type T = {a} | {b};\ntype O = {x};\ntypesig S = T -> O | {y};\ntypesig S2 = S;\ntypesig S3 = S2, {<c>} -> ;\nnet spec_a2 (S3) connect [{a} -> {x = a}] | [{b} -> {y = b}] | [{<c>} -> ];\n',
+    'spec_a3': 'net spec_a3 (-> {x}, {a} -> {a}) connect [];\n',
+    'spec_a4': 'net spec_a4 connect ([] !@ <t>) .. ([] !!@ <t>) .. ([] ! <#b>) .. ([] !! <#b>) .. [] @ 0;\n',
+    'spec_a5': 'net spec_a5 {\n  <metadata><net name="inner"><netdefault><x value="1"/></netdefault></net></metadata>\n  net inner connect [];\n  typesig LocalSig = {a} -> {a};\n  type LocalT = {a};\n  net sig (LocalSig) connect [];\n} connect inner .. sig;\n',
+    'spec_a7': 'net spec_a7 connect [| {a} if <1 == 1>, {<t>} if <t > 2>, {b} |] .. [| {c}, {d} |] ** {c, d} if <1 == 1>, {<z>};\n',
+    'spec_a9': 'net spec_a9 connect [{<K>,<L>} -> if <K < L> then {<X=K>} ; {<K=K+1>,<L>} else ] .. [{<X>} -> {<Y = X>X ? 1 : 0>}];\n',
+    'spec_a10': 'net spec_a10 connect [{<T>} -> {<U = T >= 4 ? 1 : 0>}] * {<S>} if <S >= 4> , {<R>} if <R> 3>;\n',
+    'spec_a1': 'box f((a,<t>=) -> (b) | (c,<t>));\nbox g((a=, <t>) -> (b));\nnet spec_a1 connect f | g;\n',
+    'spec_a8': 'box f(() -> (x));\nbox init( -> (y) | (<z>));\nbox none((a) -> );\nbox emp((a) -> ());\nnet spec_a8 connect (init .. none) | f .. emp;\n',
     "empty_braces_body": "net empty_braces_body { } connect [];\n",
     "unicode_in_comments": "// héllo wörld 名前\n/* ünïcödé */ net unicode_in_comments connect [];\n",
     "crlf": "net crlf\r\n  connect []\r\n  ;\r\n",
