@@ -215,20 +215,46 @@ class Gen:
         return self.filt(dup_ok), uniq
 
 
-def program(seed):
+def mixed(g, rng, depth):
+    """A serial chain of deterministic combinators around nondeterministic bodies."""
+    parts = []
+    for _ in range(rng.randint(1, 3)):
+        b, _ = g.net(depth - 1, False)
+        w = rng.randrange(3)
+        if w == 0:
+            b2, _ = g.net(depth - 1, False)
+            parts.append("([{<a>} -> if <a %% 2 == 0> then {<a>,<r0>} else {<a>,<r1>}] .. "
+                         "([{<r0>} -> {}] .. %s || [{<r1>} -> {}] .. %s))" % (b, b2))
+        elif w == 1:
+            parts.append("((%s .. %s) ** {<k>} if <k <= 0>)" % (b, g.dec()))
+        else:
+            parts.append("(%s !! <%s>)" % (b, rng.choice(["id", "k", "a"])))
+    g.features.add("det-outer")
+    return " .. ".join(parts)
+
+
+def program(seed, depth=4, records=None):
+    """(class, features, program text, input text); class is det, mixed or nondet."""
     rng = random.Random(seed)
-    det = rng.random() < 0.4
-    g = Gen(rng, det)
-    body, _ = g.net(rng.randint(2, 4))
+    u = rng.random()
+    cls = "det" if u < 0.3 else "mixed" if u < 0.6 else "nondet"
+    g = Gen(rng, cls == "det")
+    if cls == "mixed":
+        body = mixed(g, rng, rng.randint(2, depth))
+    else:
+        body, _ = g.net(rng.randint(2, depth))
     text = "net fz connect %s;\n" % body
     recs = []
-    for i in range(rng.randint(2, 7) if rng.random() < 0.8 else rng.randint(8, 30)):
+    n = rng.randint(2, 7) if rng.random() < 0.8 else rng.randint(8, 30)
+    if records:
+        n = rng.randint(*records)
+    for i in range(n):
         recs.append('<record type="data" mode="textual" interface="C4SNet">'
                     '<field label="x">(int)%d</field><tag label="id">%d</tag>'
                     '<tag label="k">%d</tag><tag label="a">%d</tag><tag label="b">%d</tag>'
                     '</record>' % (i, i, rng.randint(0, 3), rng.randint(-5, 20), rng.randint(-5, 20)))
     inp = "\n".join(recs) + '\n<record type="terminate"/>\n'
-    return det, g.features, text, inp
+    return cls, g.features, text, inp
 
 
 def limit():
@@ -256,6 +282,11 @@ def run(snet, prog, inp, engine, workers):
     return p.returncode, records(p.stdout), p.stderr.decode("utf-8", "replace")
 
 
+def rid(rec):
+    """The <id> of an output record (the input record that caused it)."""
+    return next((v for k, l, v in rec if k == "tag" and l == "id"), None)
+
+
 def error_key(err):
     """The error, without the offending record's values."""
     lines = [l for l in err.split("\n") if l.startswith("error")]
@@ -274,16 +305,20 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--show", type=int, default=None)
+    ap.add_argument("--depth", type=int, default=4)
+    ap.add_argument("--records", type=lambda t: tuple(int(x) for x in t.split(",")),
+                    default=None, help="LO,HI: input records per program (default 2-7, "
+                    "sometimes 8-30)")
     ap.add_argument("--out", default="/tmp/snet-fuzz-engines")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     if args.show is not None:
-        det, feats, text, inp = program(args.seed * 1000003 + args.show)
+        det, feats, text, inp = program(args.seed * 1000003 + args.show, args.depth, args.records)
         print(text + "\n" + inp)
         return 0
 
     def work(i):
-        det, feats, text, inp = program(args.seed * 1000003 + i)
+        det, feats, text, inp = program(args.seed * 1000003 + i, args.depth, args.records)
         d = os.path.join(args.out, "c%d" % i)
         os.makedirs(d, exist_ok=True)
         prog, ip = os.path.join(d, "fz.snet"), os.path.join(d, "input.xml")
@@ -310,9 +345,12 @@ def main():
                 if error_key(err).split(": record")[0] != error_key(err0).split(": record")[0]:
                     probs.append("%s: error %r, seq %r" % (name, error_key(err), error_key(err0)))
                 continue
-            if det and out != out0:
+            if det == "det" and out != out0:
                 probs.append("%s: output sequence differs from seq (%d vs %d records)"
                              % (name, len(out), len(out0)))
+            elif det == "mixed" and [rid(x) for x in out] != [rid(x) for x in out0]:
+                probs.append("%s: order of the input records' outputs differs from seq: %s vs %s"
+                             % (name, [rid(x) for x in out], [rid(x) for x in out0]))
             elif sorted(out) != sorted(out0):
                 probs.append("%s: output multiset differs from seq (%d vs %d records)"
                              % (name, len(out), len(out0)))
@@ -340,7 +378,7 @@ def main():
                 feat_count[f] = feat_count.get(f, 0) + 1
             if probs:
                 failures += 1
-                print("FAIL case %d (%s, %s): %s/c%d" % (i, "det" if det else "nondet",
+                print("FAIL case %d (%s, %s): %s/c%d" % (i, det,
                                                         ",".join(sorted(feats)), args.out, i))
                 for p in probs[:4]:
                     print("   ", p)

@@ -15,7 +15,7 @@ and runs `snet check` on each.
 Oracle (each violation is printed with the input saved under the --out directory):
   * no panic, abort, signal or stack overflow, and the check finishes within 5 s;
   * exit code 0 or 1 (2 is reserved for usage errors);
-  * every `error[...]` diagnostic has a ` --> FILE:LINE:COL` line whose position lies in
+  * every `error[...]` diagnostic (and every `warning[...]` with a position) has a ` --> FILE:LINE:COL` line whose position lies in
     the file (LINE may be one past the last line only for an end-of-file position), and
     the snippet shows that source line with a caret (`^`) under column COL;
   * the programs of ACCEPT are accepted (exit 0).
@@ -285,13 +285,13 @@ def check_diagnostics(path, data, stderr):
     k = 0
     while k < len(out):
         m = DIAG_RE.match(out[k])
-        if not m or m.group(1) != "error" or out[k].startswith("error: could not compile"):
+        if not m or out[k].startswith("error: could not compile") or not m.group(2):
             k += 1
             continue
         head = out[k]
         if k + 1 >= len(out) or not LOC_RE.match(out[k + 1]):
             # E0001 (cannot read) is the only error allowed without a position.
-            if "E0001" not in head:
+            if "E0001" not in head and m.group(1) == "error":
                 problems.append("error without file:line:col: " + head)
             k += 1
             continue
