@@ -86,7 +86,7 @@ def record(rng, ident, mutated):
     if not mutated:
         ws = rng.choice(["", "\n", "\n  ", " "])
         return "<record %s>%s%s%s</record>" % (" ".join(attrs), ws, ws.join(entries), ws)
-    ops = rng.sample(range(20), rng.randint(1, 3))
+    ops = rng.sample(range(21), rng.randint(1, 3))
     closing = "</record>"
     for op in ops:
         if op == 0:
@@ -150,6 +150,8 @@ def record(rng, ident, mutated):
                 ["a b", "<x>", "&amp;", "é", "1", "a\"b", "-"]))
         elif op == 18:
             entries.append('<btag label="b">%s</btag>' % rng.choice(["1", "-5", "x", ""]))
+        elif op == 20:  # an unterminated comment or declaration after the record
+            closing += rng.choice(["<!-- unterminated", "<?xml version='1.0'", "<!-- -- ->"])
         elif op == 19:  # truncate the record text
             text = "<record %s>%s%s" % (" ".join(attrs), "".join(entries), closing)
             return text[:rng.randrange(len(text))]

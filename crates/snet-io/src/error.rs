@@ -86,6 +86,17 @@ pub enum InputErrorKind {
         /// The problem, with its offset inside the value.
         error: ValueParseError,
     },
+    /// An XML declaration (`<?xml`) or comment (`<!--`) between records that is never
+    /// closed: the rest of the input is inside it. *Fatal*: records after it would
+    /// otherwise be lost silently.
+    Unterminated {
+        /// `<?xml` or `<!--`.
+        what: &'static str,
+        /// 1-based line where it starts.
+        line: u64,
+        /// 1-based byte column where it starts.
+        column: u64,
+    },
     /// JSON lines: the line is not a valid record object.
     Json(String),
 }
@@ -100,6 +111,7 @@ impl InputError {
                 | InputErrorKind::ReservedType(_)
                 | InputErrorKind::BinaryUnsupported { .. }
                 | InputErrorKind::FieldWithoutValue { .. }
+                | InputErrorKind::Unterminated { .. }
         )
     }
 }
@@ -154,6 +166,12 @@ impl fmt::Display for InputErrorKind {
             InputErrorKind::Value { label, error } => {
                 write!(f, "bad value of field {label}: {error}")
             }
+            InputErrorKind::Unterminated { what, line, column } => write!(
+                f,
+                "the `{what}` at line {line}, column {column} is never closed \
+                 (no `{}`), so the rest of the input is inside it",
+                if *what == "<!--" { "-->" } else { "?>" }
+            ),
             InputErrorKind::Json(m) => write!(f, "invalid JSON record: {m}"),
         }
     }

@@ -790,3 +790,47 @@ fn error_positions_survive_buffer_compaction() {
     assert_eq!((e.line, e.column), line_col_of(&input, e.offset as usize));
     assert!(e.line > 3 * CHUNK as u64 / good.len() as u64, "{e}");
 }
+
+/// A comment or XML declaration between records that is never closed swallows the rest
+/// of the input: that is reported (fatal, with where it starts), not silently ignored.
+#[test]
+fn unterminated_comment_or_declaration_is_reported() {
+    for (open, at) in [("<!-- no end", "<!--"), ("<?xml version=\"1.0\"", "<?xml")] {
+        let good = format!("{HEAD}<tag label=\"t\">1</tag></record>\n");
+        let input = format!("{good}  {open}\n{good}{TERM}\n");
+        let v = read(&input);
+        assert_eq!(v.len(), 2, "{v:?}");
+        assert!(v[0].is_ok());
+        let e = v[1].as_ref().err().unwrap_or_else(|| unreachable!());
+        assert!(e.is_fatal(), "{e}");
+        assert!(
+            matches!(e.kind, InputErrorKind::Unterminated { what, line: 2, column: 3 } if what == at),
+            "{e}"
+        );
+        assert!(e.to_string().contains("line 2, column 3"), "{e}");
+    }
+    // The same inside a record: the record is discarded and the end of input reported.
+    let input = format!("{HEAD}<!-- x </record>\n{HEAD}<tag label=\"t\">1</tag></record>\n");
+    let v = read(&input);
+    assert!(v.iter().all(Result::is_err), "{v:?}");
+    assert!(v
+        .last()
+        .is_some_and(|r| r.as_ref().is_err_and(InputError::is_fatal)));
+}
+
+/// Positions of errors that come before the last position asked for (the line cursor
+/// moves backwards) and of errors on a long first line.
+#[test]
+fn error_positions_in_any_order() {
+    let bad = "<record type=\"datum\"/>";
+    let input = format!("{}{bad}\n\n{bad} {bad}\n", " ".repeat(2 * CHUNK + 5));
+    let errs: Vec<_> = read(&input).into_iter().filter_map(Result::err).collect();
+    assert_eq!(errs.len(), 3);
+    for e in &errs {
+        assert_eq!(
+            (e.line, e.column),
+            line_col_of(&input, e.offset as usize),
+            "{e}"
+        );
+    }
+}
