@@ -11,7 +11,7 @@ Two kinds of cases:
   and overflowing values for every C type, negative unsigned values, arrays, empty
   fields, duplicate labels, whitespace variants) plus, at random, an `<?xml` prolog
   variant, a BOM, CRLF line ends, junk between records, a missing terminate record.
-  The input is run through the identity network `[]` on the seq engine.
+  The input is run through the identity network `[]` on the seq engine (or --engine).
   Oracle: no panic / signal / hang (10 s); exit 0 or 1; every diagnostic about the
   input names the record (`input record K`) and its position (`line L, column C`)
   and L:C lies in the input; every *unmutated* record (its `__id`) that precedes the
@@ -171,9 +171,12 @@ def limit():
     resource.setrlimit(resource.RLIMIT_AS, (4_000_000_000, 4_000_000_000))
 
 
-def run(snet, prog, inp_path, engine="seq"):
+ENGINE = ["seq", "1"]
+
+
+def run(snet, prog, inp_path):
     try:
-        p = subprocess.run([snet, "run", "--engine", engine, "-w", "1", prog, "-i", inp_path],
+        p = subprocess.run([snet, "run", "--engine", ENGINE[0], "-w", ENGINE[1], prog, "-i", inp_path],
                            capture_output=True, timeout=10, preexec_fn=limit)
     except subprocess.TimeoutExpired:
         return None, b"", "hang (10 s)"
@@ -291,7 +294,9 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--out", default="/tmp/snet-fuzz-records")
+    ap.add_argument("--engine", default="seq", help="ENGINE or ENGINE:WORKERS, e.g. front:2")
     args = ap.parse_args()
+    ENGINE[:] = (args.engine.split(":") + ["1"])[:2]
     os.makedirs(args.out, exist_ok=True)
     ident = os.path.join(args.out, "fzid.snet")
     with open(ident, "w") as f:
