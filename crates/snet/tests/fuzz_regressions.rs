@@ -43,3 +43,35 @@ fn records_that_a_stage_stores_still_go_on() {
         assert_eq!(out.len(), 2, "{e:?}: {out:?}");
     }
 }
+
+/// `-w` far beyond what the system lets a process start: the front engine panicked
+/// ("cannot start a worker thread") and aborted; now the run fails with an error.
+#[test]
+fn front_with_more_workers_than_threads_fails_cleanly() {
+    use std::process::Command;
+    let dir = std::env::temp_dir().join(format!("snet-fuzz-w-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let prog = dir.join("w.snet");
+    std::fs::write(&prog, "net w connect [];\n").unwrap();
+    let input = dir.join("in.xml");
+    std::fs::write(
+        &input,
+        "<record type=\"data\" mode=\"textual\"><tag label=\"t\">1</tag></record>\n",
+    )
+    .unwrap();
+    // A small address space makes thread creation fail well before 100000 threads.
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -v 2000000; exec '{}' run --engine front -w 100000 '{}' -i '{}'",
+            env!("CARGO_BIN_EXE_snet"),
+            prog.display(),
+            input.display()
+        ))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("cannot start worker thread"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
