@@ -270,10 +270,12 @@ def char_starts(raw):
 
 
 def display_line(raw):
-    """How a diagnostic shows a source line: tabs as four spaces, each byte that is
-    not UTF-8 as U+FFFD."""
-    text = raw.rstrip(b"\r").decode("utf-8", "perbyte")
-    return text.replace("\t", "    ")
+    """How a diagnostic shows (part of) a source line: tabs as four spaces, a carriage
+    return as a space, other control characters and each byte that is not UTF-8 as
+    U+FFFD (one visible column each)."""
+    text = raw.decode("utf-8", "perbyte")
+    return "".join("    " if c == "\t" else " " if c == "\r" else
+                   "\ufffd" if (ord(c) < 32 or 0x7f <= ord(c) < 0xa0) else c for c in text)
 
 
 def check_diagnostics(path, data, stderr):
@@ -322,8 +324,11 @@ def check_diagnostics(path, data, stderr):
                 cm = CARET_RE.match(out[j + 1])
                 if cm and "^" in cm.group(2):
                     found = True
-                    want = display_line(lines[line - 1])
+                    want = display_line(lines[line - 1].rstrip(b"\r"))
                     shown = sm.group(2)
+                    if any(ord(c) < 32 for c in shown):
+                        problems.append("snippet of line %d shows a control character: %r"
+                                        % (line, shown))
                     if shown.rstrip() != want.rstrip():
                         problems.append("snippet of line %d is %r, the file has %r: %s"
                                         % (line, shown, want, head))

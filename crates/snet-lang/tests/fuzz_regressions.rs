@@ -37,3 +37,22 @@ fn invalid_utf8_in_comments_is_accepted() {
     let p = write_tmp("okc.snet", src);
     assert!(snet_lang::compile_file(&p).is_ok());
 }
+
+/// A carriage return or another control character inside a line is shown as one
+/// visible column: printed raw, a `\r` sent the terminal back to the start of the line
+/// and garbled the snippet above the caret.
+#[test]
+fn control_characters_in_a_snippet_take_one_visible_column() {
+    let src = "net ctl connect [{a} -> {\r\x0c b}] .. $;\n";
+    let err = snet_lang::compile_str("ctl.snet", src)
+        .unwrap_err()
+        .render();
+    assert!(!err.contains('\r') && !err.contains('\x0c'), "{err:?}");
+    assert!(
+        err.contains("1 | net ctl connect [{a} -> { \u{fffd} b}] .. $;"),
+        "{err}"
+    );
+    // `$` is byte 36; its caret is under it.
+    assert!(err.contains("ctl.snet:1:36"), "{err}");
+    assert!(err.contains(&format!("  | {}^", " ".repeat(35))), "{err}");
+}
