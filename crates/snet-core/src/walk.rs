@@ -13,7 +13,7 @@ use crate::engine::Counters;
 use crate::error::RunError;
 use crate::filter;
 use crate::inst::{lock, InitCall, Inst, InstCounter, InstKind, Slot};
-use crate::net::{GuardedPattern, Net, NodeKind};
+use crate::net::{GuardedPattern, Net, NodeId, NodeKind};
 use crate::pattern;
 use crate::record::Record;
 use crate::sync_cell::SyncOutcome;
@@ -209,6 +209,40 @@ impl<'a> Walker<'a> {
 
     fn test(&self, inst: &Inst, rec: &Record, ps: &[GuardedPattern]) -> Result<bool, RunError> {
         pattern::matches_any(rec, ps).map_err(|e| self.err(inst, rec, e.to_string()))
+    }
+
+    /// A record that fails the exit patterns of `star` and that every instance of its
+    /// operand passes on unchanged, whatever the instance's state, would go through new
+    /// stages for ever (spec §7.10: such a program "simply loops"), taking memory for
+    /// each; it is a run-time error instead. Checked before a new stage is looked for.
+    fn check_star_progress(&self, star: &Inst, rec: &Record) -> Result<(), RunError> {
+        let NodeKind::Star { body, .. } = &self.net.node(star.node).kind else {
+            return Ok(());
+        };
+        if self.passes_unchanged(*body, rec) {
+            return Err(self.err(
+                star,
+                rec,
+                "the record matches no exit pattern and every stage passes it on \
+                 unchanged (it matches no synchrocell pattern), so it would never leave \
+                 the star",
+            ));
+        }
+        Ok(())
+    }
+
+    /// True if every instance of `node` forwards `rec` unchanged in any state: the
+    /// identity, a synchrocell none of whose patterns `rec` matches (§7.6 step 2), or a
+    /// serial composition of those.
+    fn passes_unchanged(&self, node: NodeId, rec: &Record) -> bool {
+        match &self.net.node(node).kind {
+            NodeKind::Identity => true,
+            NodeKind::Sync(ps) => matches!(pattern::matches_any(rec, ps), Ok(false)),
+            NodeKind::Serial(a, b) => {
+                self.passes_unchanged(*a, rec) && self.passes_unchanged(*b, rec)
+            }
+            _ => false,
+        }
     }
 
     /// The stage after `from` (or the first stage if `from` is `None`), skipping
@@ -441,7 +475,11 @@ impl<'a> Walker<'a> {
                             unreachable!("star instance of a non-star node")
                         };
                         enter_frame(&inst, &mut tok);
-                        if self.test(&inst, &tok.rec, exits)? {
+                        let exit = self.test(&inst, &tok.rec, exits)?;
+                        if !exit {
+                            self.check_star_progress(&inst, &tok.rec)?;
+                        }
+                        if exit {
                             // Leaves at the entry tap: through the collector like a
                             // record leaving a stage (for `**` this completes its
                             // frame, which later inputs wait for).
@@ -538,6 +576,7 @@ impl<'a> Walker<'a> {
                                     None => return Ok(()),
                                 }
                             } else {
+                                self.check_star_progress(&parent, &tok.rec)?;
                                 pos = Pos::Enter(self.next_stage(&parent, Some(&inst), &tok, sink));
                             }
                         }

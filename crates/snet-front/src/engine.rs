@@ -23,7 +23,7 @@ use snet_core::inst::Inst;
 use snet_core::walk::{Step, Walker};
 use snet_core::{BoxTable, Engine, Net, RecordSink, RecordSource, RunError, RunOptions, RunStats};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
 
 /// The work-stealing engine (`--engine front`).
@@ -270,33 +270,63 @@ impl Engine for FrontEngine {
         if self.options.forkjoin {
             reports = run_on_pool(&sh, w0, n)?;
         } else {
+            // Workers wait at a gate until all of them exist: if the system refuses a
+            // thread (e.g. `-w 100000`), the run stops with an error before any work.
+            let gate = (Mutex::new(None::<bool>), Condvar::new());
             std::thread::scope(|scope| {
-                let handles: Vec<_> = (1..n)
-                    .map(|i| {
-                        let sh = &sh;
-                        // Box code runs on worker stacks: give C boxes with large local
-                        // arrays the room a classic runtime's threads had (virtual memory;
-                        // pages are only committed when touched).
-                        std::thread::Builder::new()
-                            .name(format!("snet-front-{i}"))
-                            .stack_size(WORKER_STACK)
-                            .spawn_scoped(scope, move || {
-                                let _guard = PanicGuard(sh);
-                                let mut wk = Worker::new(sh, i);
-                                wk.run();
-                                wk.report()
-                            })
-                            .expect("cannot start a worker thread")
-                    })
-                    .collect();
-                {
+                let mut handles = Vec::with_capacity(n - 1);
+                let mut refused = None;
+                for i in 1..n {
+                    let sh = &sh;
+                    let gate = &gate;
+                    // Box code runs on worker stacks: give C boxes with large local
+                    // arrays the room a classic runtime's threads had (virtual memory;
+                    // pages are only committed when touched).
+                    let spawned = std::thread::Builder::new()
+                        .name(format!("snet-front-{i}"))
+                        .stack_size(WORKER_STACK)
+                        .spawn_scoped(scope, move || {
+                            let mut go = gate.0.lock().unwrap_or_else(|e| e.into_inner());
+                            while go.is_none() {
+                                go = gate.1.wait(go).unwrap_or_else(|e| e.into_inner());
+                            }
+                            if *go != Some(true) {
+                                return None;
+                            }
+                            drop(go);
+                            let _guard = PanicGuard(sh);
+                            let mut wk = Worker::new(sh, i);
+                            wk.run();
+                            Some(wk.report())
+                        });
+                    match spawned {
+                        Ok(h) => handles.push(h),
+                        Err(e) => {
+                            refused = Some(e);
+                            break;
+                        }
+                    }
+                }
+                *gate.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(refused.is_none());
+                gate.1.notify_all();
+                if let Some(e) = refused {
+                    *lock(&sh.error) = Some(RunError::new(
+                        "front engine",
+                        None,
+                        format!(
+                            "cannot start worker thread {} of {n}: {e} (use fewer workers, -w)",
+                            handles.len() + 1
+                        ),
+                    ));
+                } else {
                     let _guard = PanicGuard(&sh);
                     w0.run();
                     reports.push(w0.report());
                 }
                 for h in handles {
                     match h.join() {
-                        Ok(r) => reports.push(r),
+                        Ok(Some(r)) => reports.push(r),
+                        Ok(None) => {}
                         Err(p) => std::panic::resume_unwind(p),
                     }
                 }

@@ -7,7 +7,8 @@ use std::fmt;
 ///
 /// `record` is the 1-based number of the `<record` element (for JSON lines: the line
 /// number) the problem is in, or 0 when it is outside any record (I/O errors);
-/// `offset` is the byte offset in the input where the problem was found.
+/// `offset` is the byte offset in the input where the problem was found, `line` and
+/// `column` the same position as a 1-based line and byte column (0 when unknown).
 ///
 /// A recoverable error ([`InputError::is_fatal`] false) means the record was discarded
 /// and the reader has resynchronised: the caller prints a warning and keeps reading
@@ -18,6 +19,10 @@ pub struct InputError {
     pub record: u64,
     /// Byte offset of the problem in the input.
     pub offset: u64,
+    /// 1-based line of `offset` (JSON lines: the line number); 0 if unknown.
+    pub line: u64,
+    /// 1-based byte column of `offset` in its line; 0 if unknown.
+    pub column: u64,
     /// What went wrong.
     pub kind: InputErrorKind,
 }
@@ -81,6 +86,17 @@ pub enum InputErrorKind {
         /// The problem, with its offset inside the value.
         error: ValueParseError,
     },
+    /// An XML declaration (`<?xml`) or comment (`<!--`) between records that is never
+    /// closed: the rest of the input is inside it. *Fatal*: records after it would
+    /// otherwise be lost silently.
+    Unterminated {
+        /// `<?xml` or `<!--`.
+        what: &'static str,
+        /// 1-based line where it starts.
+        line: u64,
+        /// 1-based byte column where it starts.
+        column: u64,
+    },
     /// JSON lines: the line is not a valid record object.
     Json(String),
 }
@@ -95,6 +111,7 @@ impl InputError {
                 | InputErrorKind::ReservedType(_)
                 | InputErrorKind::BinaryUnsupported { .. }
                 | InputErrorKind::FieldWithoutValue { .. }
+                | InputErrorKind::Unterminated { .. }
         )
     }
 }
@@ -149,6 +166,12 @@ impl fmt::Display for InputErrorKind {
             InputErrorKind::Value { label, error } => {
                 write!(f, "bad value of field {label}: {error}")
             }
+            InputErrorKind::Unterminated { what, line, column } => write!(
+                f,
+                "the `{what}` at line {line}, column {column} is never closed \
+                 (no `{}`), so the rest of the input is inside it",
+                if *what == "<!--" { "-->" } else { "?>" }
+            ),
             InputErrorKind::Json(m) => write!(f, "invalid JSON record: {m}"),
         }
     }
@@ -156,14 +179,18 @@ impl fmt::Display for InputErrorKind {
 
 impl fmt::Display for InputError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.record > 0 {
-            write!(
-                f,
-                "input record {} (byte {}): {}",
-                self.record, self.offset, self.kind
+        let at = if self.line > 0 {
+            format!(
+                "line {}, column {}, byte {}",
+                self.line, self.column, self.offset
             )
         } else {
-            write!(f, "input byte {}: {}", self.offset, self.kind)
+            format!("byte {}", self.offset)
+        };
+        if self.record > 0 {
+            write!(f, "input record {} ({at}): {}", self.record, self.kind)
+        } else {
+            write!(f, "input ({at}): {}", self.kind)
         }
     }
 }

@@ -82,6 +82,8 @@ impl<R: Read> JsonReader<R> {
                     let err = |kind| InputError {
                         record: self.line_no,
                         offset: start,
+                        line: self.line_no,
+                        column: 1,
                         kind,
                     };
                     let line: Line = match serde_json::from_slice(&self.line) {
@@ -103,6 +105,8 @@ impl<R: Read> JsonReader<R> {
                     return Some(Err(InputError {
                         record: 0,
                         offset: self.offset,
+                        line: 0,
+                        column: 0,
                         kind: InputErrorKind::Io(e),
                     }));
                 }

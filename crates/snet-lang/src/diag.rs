@@ -260,8 +260,20 @@ fn floor_char(s: &str, mut i: usize) -> usize {
     i
 }
 
+/// A source line as shown in a snippet: a tab as four spaces, a carriage return inside
+/// the line as a space, any other control character (and a byte that is not UTF-8) as
+/// U+FFFD, so that a terminal shows every character in one column and the carets line up.
 fn expand_tabs(s: &str) -> String {
-    s.replace('\t', "    ")
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\t' => out.push_str("    "),
+            '\r' => out.push(' '),
+            c if c.is_control() => out.push('\u{fffd}'),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 fn display_width(s: &str) -> usize {

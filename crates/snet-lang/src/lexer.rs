@@ -181,6 +181,10 @@ pub struct Token {
 /// Marks an integer literal that does not fit in 64 bits.
 pub const INT_OVERFLOW: u64 = u64::MAX;
 
+/// Stands for a byte of the file that is not valid UTF-8 (ASCII SUB, one byte, so byte
+/// offsets stay those of the file). Never part of a token; diagnostics show it as `\u{fffd}`.
+pub const INVALID_BYTE: char = '\u{1a}';
+
 /// The lexer: a position in the source plus the errors found so far.
 #[derive(Debug)]
 pub struct Lexer<'s> {
@@ -435,11 +439,13 @@ impl<'s> Lexer<'s> {
                 // Skip the whole (possibly multi-byte) character.
                 let ch = self.src[start..].chars().next().unwrap_or('?');
                 self.pos = start + ch.len_utf8();
-                let mut d = Diagnostic::error(
-                    "E0101",
-                    format!("unexpected character `{}`", ch.escape_default()),
-                )
-                .primary(Span::new(start, self.pos), "not part of any S-Net token");
+                let what = if ch == INVALID_BYTE {
+                    "byte: not valid UTF-8 (S-Net source is ASCII)".to_owned()
+                } else {
+                    format!("character `{}`", ch.escape_default())
+                };
+                let mut d = Diagnostic::error("E0101", format!("unexpected {what}"))
+                    .primary(Span::new(start, self.pos), "not part of any S-Net token");
                 if ch == '&' {
                     d = d.help("the logical and is `&&`");
                 } else if ch == '.' {

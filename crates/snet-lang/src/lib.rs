@@ -107,12 +107,30 @@ impl Compiled {
     }
 }
 
+/// The text of a source file. Source is ASCII (spec §2.1); each byte that is not part
+/// of valid UTF-8 becomes [`lexer::INVALID_BYTE`], one byte long, so that byte offsets
+/// (and thus reported columns) are those of the file, the lexer reports the byte where
+/// it stands, and inside comments it stays harmless.
+fn decode_source(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
+    if let Ok(s) = std::str::from_utf8(bytes) {
+        return s.into();
+    }
+    let mut text = String::with_capacity(bytes.len());
+    for chunk in bytes.utf8_chunks() {
+        text.push_str(chunk.valid());
+        for _ in chunk.invalid() {
+            text.push(lexer::INVALID_BYTE);
+        }
+    }
+    text.into()
+}
+
 /// Reads and compiles `path`. The entry network is the top-level net named like the
 /// file (without extension), else the last top-level net (with a warning).
 pub fn compile_file(path: &Path) -> Result<Compiled, Diagnostics> {
     match std::fs::read(path) {
         Ok(bytes) => {
-            let text = String::from_utf8_lossy(&bytes);
+            let text = decode_source(&bytes);
             compile_str(&path.to_string_lossy(), &text)
         }
         Err(e) => {

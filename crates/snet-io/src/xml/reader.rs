@@ -54,7 +54,7 @@ use std::io::{self, Read};
 use std::ops::Range;
 
 /// Bytes requested from the source per read.
-const CHUNK: usize = 64 * 1024;
+pub(crate) const CHUNK: usize = 64 * 1024;
 
 /// Reads S-Net XML records from a byte source (spec §11.2).
 ///
@@ -69,12 +69,29 @@ pub struct XmlReader<R> {
     pos: usize,
     /// Input offset of `buf[0]`.
     base: u64,
+    /// Line numbering: a buffer index whose line and line start are known, moved
+    /// forwards and backwards by [`XmlReader::line_col`] (each move scans only the bytes
+    /// in between, so positions cost linear time overall).
+    lc: LineCursor,
     eof: bool,
     done: bool,
     terminated: bool,
     records: u64,
     /// Attributes of the element being parsed (reused to avoid allocation).
     attrs: Vec<Attr>,
+}
+
+/// See [`XmlReader::line_col`].
+#[derive(Debug, Default)]
+struct LineCursor {
+    /// Buffer index.
+    at: usize,
+    /// Newlines in the input before `at`.
+    lines: u64,
+    /// Input offset of the first byte of the line `at` is on.
+    line_start: u64,
+    /// Input offset of the first byte of the line `buf[0]` is on.
+    line_start_at_0: u64,
 }
 
 /// One attribute: byte ranges of its name and value in the buffer.
@@ -129,6 +146,7 @@ impl<R: Read> XmlReader<R> {
             buf: Vec::new(),
             pos: 0,
             base: 0,
+            lc: LineCursor::default(),
             eof: false,
             done: false,
             terminated: false,
@@ -206,12 +224,44 @@ impl<R: Read> XmlReader<R> {
         }
     }
 
-    fn error(&self, f: Fail, record: u64) -> InputError {
+    fn error(&mut self, f: Fail, record: u64) -> InputError {
+        let at = f.at.min(self.buf.len());
+        let (line, column) = self.line_col(at);
         InputError {
             record,
             offset: self.base + f.at as u64,
+            line,
+            column,
             kind: f.kind,
         }
+    }
+
+    /// 1-based line and byte column of buffer index `at` (at most `buf.len()`).
+    fn line_col(&mut self, at: usize) -> (u64, u64) {
+        let lc = &mut self.lc;
+        if at >= lc.at {
+            let span = &self.buf[lc.at..at];
+            if let Some(i) = span.iter().rposition(|&b| b == b'\n') {
+                lc.lines += span.iter().filter(|&&b| b == b'\n').count() as u64;
+                lc.line_start = self.base + (lc.at + i) as u64 + 1;
+            }
+        } else {
+            let span = &self.buf[at..lc.at];
+            let back = span.iter().filter(|&&b| b == b'\n').count() as u64;
+            if back > 0 {
+                lc.lines -= back;
+                // The line of `at` starts after the last newline before it; if that
+                // newline has been dropped from the buffer, at the line start known
+                // for `buf[0]`.
+                lc.line_start = match self.buf[..at].iter().rposition(|&b| b == b'\n') {
+                    Some(i) => self.base + i as u64 + 1,
+                    None => lc.line_start_at_0,
+                };
+            }
+        }
+        lc.at = at;
+        let offset = self.base + at as u64;
+        (lc.lines + 1, offset - lc.line_start + 1)
     }
 
     // ----- buffer primitives -------------------------------------------------------
@@ -247,6 +297,10 @@ impl<R: Read> XmlReader<R> {
     /// while skipping junk, when no buffer index is held).
     fn compact(&mut self) {
         if self.pos >= CHUNK || (self.pos > 0 && self.pos == self.buf.len()) {
+            // Move the line cursor to the new `buf[0]` before its bytes go.
+            self.line_col(self.pos);
+            self.lc.at = 0;
+            self.lc.line_start_at_0 = self.lc.line_start;
             self.buf.drain(..self.pos);
             self.base += self.pos as u64;
             self.pos = 0;
@@ -348,6 +402,10 @@ impl<R: Read> XmlReader<R> {
             if self.is_elem(lt, b"<record")? {
                 return Ok(true);
             }
+            // Where an unterminated declaration or comment starts (the buffer may be
+            // compacted past it while its end is searched for).
+            let (line, column) = self.line_col(lt);
+            let unterminated = |what| InputErrorKind::Unterminated { what, line, column };
             let found = if self.has_prefix(lt, b"<?xml")? {
                 self.pos = lt + 5;
                 self.skip_until(b"?>")? && {
@@ -365,7 +423,14 @@ impl<R: Read> XmlReader<R> {
                 true
             };
             if !found {
-                return Ok(false);
+                // Records after it would be lost without a word (§11.2 rule 11 cannot
+                // resynchronise: the rest of the input is inside it).
+                let what = if self.has_prefix(lt, b"<?xml")? {
+                    "<?xml"
+                } else {
+                    "<!--"
+                };
+                return fail(unterminated(what), self.buf.len());
             }
         }
     }

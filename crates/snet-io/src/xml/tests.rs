@@ -1,3 +1,4 @@
+use super::reader::CHUNK;
 use super::*;
 use crate::error::{InputError, InputErrorKind};
 use proptest::prelude::*;
@@ -748,5 +749,88 @@ proptest! {
                 prop_assert!(last_ok.is_some_and(|r| r.tag(Label::tag("t")) == Some(3)), "{items:?}");
             }
         }
+    }
+}
+
+// ----- positions (found by tools/fuzz_records.py) ------------------------------------
+
+/// 1-based line and byte column of byte `offset` of `text`.
+fn line_col_of(text: &str, offset: usize) -> (u64, u64) {
+    let before = &text[..offset];
+    let line = before.matches('\n').count() as u64 + 1;
+    let start = before.rfind('\n').map_or(0, |i| i + 1);
+    (line, (offset - start + 1) as u64)
+}
+
+#[test]
+fn errors_name_line_and_column() {
+    let input = "<?xml version=\"1.0\"?>\n\n  <record type=\"datum\"/>\n";
+    let e = single_error(input);
+    assert_eq!((e.line, e.column), line_col_of(input, e.offset as usize));
+    assert_eq!(e.line, 3);
+    let msg = e.to_string();
+    assert!(
+        msg.starts_with(&format!("input record 1 (line 3, column {}", e.column)),
+        "{msg}"
+    );
+}
+
+/// Positions stay right after the reader has dropped consumed input (it keeps at most
+/// a few chunks of 64 KiB).
+#[test]
+fn error_positions_survive_buffer_compaction() {
+    let good = format!("{HEAD}<tag label=\"t\">1</tag>\n</record>\n");
+    let mut input = good.repeat(3 * CHUNK / good.len() + 7);
+    input.push_str("   <record type=\"data\" mode=\"textual\"><tag label=\"t\">1</tga></record>\n");
+    input.push_str(&good);
+    let v = read(&input);
+    let errs: Vec<_> = v.iter().filter_map(|r| r.as_ref().err()).collect();
+    assert_eq!(errs.len(), 1);
+    let e = errs[0];
+    assert_eq!((e.line, e.column), line_col_of(&input, e.offset as usize));
+    assert!(e.line > 3 * CHUNK as u64 / good.len() as u64, "{e}");
+}
+
+/// A comment or XML declaration between records that is never closed swallows the rest
+/// of the input: that is reported (fatal, with where it starts), not silently ignored.
+#[test]
+fn unterminated_comment_or_declaration_is_reported() {
+    for (open, at) in [("<!-- no end", "<!--"), ("<?xml version=\"1.0\"", "<?xml")] {
+        let good = format!("{HEAD}<tag label=\"t\">1</tag></record>\n");
+        let input = format!("{good}  {open}\n{good}{TERM}\n");
+        let v = read(&input);
+        assert_eq!(v.len(), 2, "{v:?}");
+        assert!(v[0].is_ok());
+        let e = v[1].as_ref().err().unwrap_or_else(|| unreachable!());
+        assert!(e.is_fatal(), "{e}");
+        assert!(
+            matches!(e.kind, InputErrorKind::Unterminated { what, line: 2, column: 3 } if what == at),
+            "{e}"
+        );
+        assert!(e.to_string().contains("line 2, column 3"), "{e}");
+    }
+    // The same inside a record: the record is discarded and the end of input reported.
+    let input = format!("{HEAD}<!-- x </record>\n{HEAD}<tag label=\"t\">1</tag></record>\n");
+    let v = read(&input);
+    assert!(v.iter().all(Result::is_err), "{v:?}");
+    assert!(v
+        .last()
+        .is_some_and(|r| r.as_ref().is_err_and(InputError::is_fatal)));
+}
+
+/// Positions of errors that come before the last position asked for (the line cursor
+/// moves backwards) and of errors on a long first line.
+#[test]
+fn error_positions_in_any_order() {
+    let bad = "<record type=\"datum\"/>";
+    let input = format!("{}{bad}\n\n{bad} {bad}\n", " ".repeat(2 * CHUNK + 5));
+    let errs: Vec<_> = read(&input).into_iter().filter_map(Result::err).collect();
+    assert_eq!(errs.len(), 3);
+    for e in &errs {
+        assert_eq!(
+            (e.line, e.column),
+            line_col_of(&input, e.offset as usize),
+            "{e}"
+        );
     }
 }
