@@ -227,6 +227,19 @@ fn usage_errors_exit_2() {
     let out = snet(&["run", prog.to_str().unwrap(), "-w", "0"], "");
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("at least 1"));
+    // The lpel engine's own options too.
+    for bad in [
+        ["--stream-capacity", "0"],
+        ["--placement", "bogus"],
+        ["--assign", "blocks:0"],
+        ["--monitor", "z"],
+    ] {
+        let mut args = vec!["run", prog.to_str().unwrap(), "--engine", "lpel"];
+        args.extend(bad);
+        let out = snet(&args, "");
+        assert_eq!(out.status.code(), Some(2), "{bad:?}: {}", text(&out.stderr));
+        assert!(text(&out.stderr).starts_with("error: "), "{bad:?}");
+    }
 }
 
 #[test]

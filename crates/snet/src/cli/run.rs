@@ -239,7 +239,11 @@ pub(crate) fn run(mut args: RunArgs) -> ExitCode {
                 Ok(cfg) => snet_lpel::LpelEngine::new(cfg)
                     .run(prog.net(), prog.boxes(), &mut source, &mut sink, &opts)
                     .map_err(snet::Error::Run),
-                Err(e) => return fail(e),
+                Err(e) => {
+                    // A bad lpel option is a usage error, like every other bad option.
+                    eprintln!("error: {e}");
+                    return ExitCode::from(2);
+                }
             }
         }
         EngineKind::Front => {
