@@ -59,7 +59,8 @@ fn labels_in_parens(s: &str) -> Vec<snet_core::Label> {
         .unwrap_or_else(|| panic!("not a label list: {s}"));
     inner
         .split(',')
-        .map(str::trim)
+        // A pass-through qualifier (`a=`, `<t>=`) does not change the C parameter.
+        .map(|l| l.trim().trim_end_matches('=').trim())
         .filter(|l| !l.is_empty())
         .map(label)
         .collect()
@@ -112,6 +113,7 @@ fn box_sigs(snet: &str) -> Vec<BoxSig> {
             } else {
                 outputs.split('|').map(labels_in_parens).collect()
             },
+            passthrough: Vec::new(),
         });
         rest = &after[end..];
     }
