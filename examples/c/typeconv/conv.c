@@ -50,7 +50,8 @@ void *conv(void *hnd, c4snet_data_t *src, int to)
     }
     size_t n = C4SNetArraySize(src);
     int fl = is_float(C4SNetGetType(src));
-    unsigned char buf[64 * 8];
+    union { unsigned long l[64]; double d[64]; } store;
+    void *buf = &store;
     for (size_t i = 0; i < n && i < 64; i++) {
         switch ((c4snet_type_t)to) {
         case CTYPE_uchar: PUT(unsigned char); break;
