@@ -181,6 +181,16 @@ fn pass_through_qualifiers_reattach_the_labels() {
 }
 
 #[test]
+fn graphs_show_pass_through_qualifiers() {
+    let c = compile(
+        "p",
+        "net p { box f((a =, <t>=, c) -> (b) | (a, x)); } connect f;",
+    );
+    let dot = c.to_dot();
+    assert!(dot.contains("(a=, <t>=, c) -> (b) | (a, x)"), "{dot}");
+}
+
+#[test]
 fn a_long_chain_of_choices_compiles_although_its_own_type_is_too_large() {
     // `(b0 | []) .. (b1 | []) .. ...`: §8 gives the chain 2^n input variants, but routing
     // needs only the types of the branches. Sixteen stages used to fail with E0504
