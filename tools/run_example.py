@@ -1,5 +1,7 @@
-"""runall.py DIR [N]: run the example on every engine at -w 1 and -w 2, N runs each for
-the concurrent engines, compare with expected.xml (ordered if '// deterministic')."""
+"""run_example.py DIR [N]: run the example in DIR (DIR/NAME.snet, DIR/*.c, input.xml) on
+every engine at -w 1 and -w 2, N runs (default 15) each for the concurrent engines, and
+compare with expected.xml as spec 11.4 says (in order if the program is marked
+'// deterministic'). Uses $SNET, else target/release/snet of this repository."""
 import sys, os, subprocess, glob, collections
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import snetx
@@ -8,7 +10,7 @@ name = os.path.basename(d)
 prog = os.path.join(d, name + '.snet'); srcs = sorted(glob.glob(os.path.join(d, '*.c')))
 ordered = any(l.strip() == '// deterministic' for l in open(prog).readlines()[:5])
 exp = open(os.path.join(d, 'expected.xml')).read()
-snet = '/work/target-progs/release/snet'
+snet = os.environ.get('SNET') or os.path.join(os.path.dirname(os.path.abspath(__file__)), '../target/release/snet')
 fails = collections.Counter(); msgs = {}
 for eng in ['seq', 'front', 'lpel', 'threads']:
     for w in [1, 2]:

@@ -1,4 +1,6 @@
-"""Helpers for the Python models: read input.xml, write expected.xml (spec 11.3), compare."""
+"""Helpers for the Python models of the examples: write input records (spec 11.2) and
+expected output (the exact 11.3 layout), format C4SNet values (12.6), and compare two
+outputs as multisets or in order (11.4)."""
 import re, sys, collections
 
 def fmt_elem(t, v):
@@ -53,7 +55,6 @@ def write_input(path, recs):
                 '<record xmlns="snet-home.org" type="terminate"/>\n')
 
 # ---- parsing outputs for comparison ----
-REC = re.compile(r'<record[^>]*type="(data|terminate)"[^>]*>(.*?)(?:</record>|(?<=/>))', re.S)
 def parse_out(text):
     out = []
     for m in re.finditer(r'<record([^>]*?)(/?)>', text):
