@@ -92,6 +92,7 @@ fn main() {
         name: name.to_owned(),
         input: Some(vec![Label::field("x"), Label::tag("t")]),
         outputs: vec![vec![Label::field(out), Label::tag("t")]],
+        passthrough: Vec::new(),
     };
     let opts = BuildOptions {
         cache_dir: Some(dir.join("cache")),

@@ -228,6 +228,7 @@ mod tests {
             name: name.to_owned(),
             input,
             outputs,
+            passthrough: Vec::new(),
         }
     }
 

@@ -59,7 +59,8 @@ fn labels_in_parens(s: &str) -> Vec<snet_core::Label> {
         .unwrap_or_else(|| panic!("not a label list: {s}"));
     inner
         .split(',')
-        .map(str::trim)
+        // A pass-through qualifier (`a=`, `<t>=`) does not change the C parameter.
+        .map(|l| l.trim().trim_end_matches('=').trim())
         .filter(|l| !l.is_empty())
         .map(label)
         .collect()
@@ -75,12 +76,16 @@ fn find_keyword(s: &str, word: &str) -> Option<usize> {
 }
 
 /// The box declarations of a program: `box NAME (SIG);` with the simple shapes the
-/// examples use (no pass-through qualifiers, no inline code).
+/// examples use (no inline code; `box` in metadata, `<box name=...>`, is skipped).
 fn box_sigs(snet: &str) -> Vec<BoxSig> {
     let src = strip_comments(snet);
     let mut sigs = Vec::new();
     let mut rest = src.as_str();
     while let Some(i) = find_keyword(rest, "box") {
+        if rest[..i].ends_with('<') || rest[..i].ends_with("</") {
+            rest = &rest[i + 3..];
+            continue;
+        }
         let after = &rest[i + 3..];
         let open = after.find('(').unwrap();
         let name = after[..open].trim().to_owned();
@@ -112,6 +117,7 @@ fn box_sigs(snet: &str) -> Vec<BoxSig> {
             } else {
                 outputs.split('|').map(labels_in_parens).collect()
             },
+            passthrough: Vec::new(),
         });
         rest = &after[end..];
     }

@@ -108,8 +108,12 @@ pub fn invoke(
                 ));
             }
             for l in labels {
+                // A pass-through label is received but not consumed (§7.3.6).
+                let keep = sig.passthrough.contains(l);
                 let a = match l.kind() {
+                    LabelKind::Field if keep => rest.field(*l).cloned().map(Arg::Field),
                     LabelKind::Field => rest.take_field(*l).map(Arg::Field),
+                    _ if keep => rest.tag(*l).map(Arg::Tag),
                     _ => rest.take_tag(*l).map(Arg::Tag),
                 };
                 // Present: checked above.

@@ -26,6 +26,11 @@ pub struct BoxSig {
     pub input: Option<Vec<Label>>,
     /// Output variants in declaration order.
     pub outputs: Vec<Vec<Label>>,
+    /// Input labels with a pass-through qualifier (`(a=, <t>=)`, spec §7.3.6): the box
+    /// receives them (a field as one more reference to the same value) and they stay
+    /// in the record, so flow inheritance re-attaches them to every output that does
+    /// not name them itself (§7.3.2). Never binding tags (the front end rejects that).
+    pub passthrough: Vec<Label>,
 }
 
 /// A box failure reported by box code (error return or caught panic).

@@ -456,11 +456,21 @@ impl<'a> Walker<'a> {
                                             format!("branch {}: {}", i + 1, show_variants(r))
                                         })
                                         .collect();
+                                    // A binding tag is the commonest surprise: the
+                                    // record has the labels a branch wants, but the
+                                    // branch does not list its binding tag (§5.4).
+                                    let why = match tok.rec.btags().is_empty() {
+                                        true => "",
+                                        false => {
+                                            "; a record with binding tags only goes to a \
+                                             branch whose type lists every one of them"
+                                        }
+                                    };
                                     return Err(self.err(
                                         &inst,
                                         &tok.rec,
                                         format!(
-                                            "no branch accepts the record ({})",
+                                            "no branch accepts the record ({}){why}",
                                             types.join("; ")
                                         ),
                                     ));

@@ -135,7 +135,17 @@ impl Dot<'_> {
                         .join(", ")
                 };
                 let input = match &sig.input {
-                    Some(ls) => format!("({})", show(ls)),
+                    // Pass-through inputs keep their qualifier (`a=`, `<t>=`).
+                    Some(ls) => format!(
+                        "({})",
+                        ls.iter()
+                            .map(|l| match sig.passthrough.contains(l) {
+                                true => format!("{l}="),
+                                false => l.to_string(),
+                            })
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
                     None => String::new(),
                 };
                 let outs: Vec<String> = sig

@@ -171,16 +171,23 @@ fn pass_through_qualifiers_reattach_the_labels() {
     );
     assert_eq!(c.signature, "{a, c, <t>} -> {a, b, <t>} | {a, x, <t>}");
     let net = &c.net;
-    // pre-filter .. (box .. restore) with the box still receiving all three labels.
-    let NodeKind::Serial(pre, rest) = &net.node(net.root).kind else {
-        panic!()
-    };
-    assert!(matches!(net.node(*pre).kind, NodeKind::Filter(_)));
-    let NodeKind::Serial(bx, _) = &net.node(*rest).kind else {
-        panic!()
-    };
-    assert!(matches!(net.node(*bx).kind, NodeKind::Box(0)));
+    // The box itself, receiving all three labels and keeping the two marked ones.
+    assert!(matches!(net.node(net.root).kind, NodeKind::Box(0)));
     assert_eq!(net.boxes[0].input.as_ref().map(Vec::len), Some(3));
+    assert_eq!(
+        net.boxes[0].passthrough,
+        vec![snet_core::Label::field("a"), snet_core::Label::tag("t")]
+    );
+}
+
+#[test]
+fn graphs_show_pass_through_qualifiers() {
+    let c = compile(
+        "p",
+        "net p { box f((a =, <t>=, c) -> (b) | (a, x)); } connect f;",
+    );
+    let dot = c.to_dot();
+    assert!(dot.contains("(a=, <t>=, c) -> (b) | (a, x)"), "{dot}");
 }
 
 #[test]

@@ -183,3 +183,52 @@ fn pass_through_labels_come_back_on_seq() {
         ]
     );
 }
+
+#[test]
+fn pass_through_boxes_keep_binding_tags_of_their_types() {
+    // A box with a pass-through field and a binding tag in its input and in one output
+    // variant: the binding tag reaches the box and the variant that names it keeps it;
+    // the pass-through field comes back on both outputs, the tag <t> is inherited.
+    use snet_core::{Arg, BoxFailure, Emitter, Value};
+    use std::sync::Arc;
+    let src = "<metadata><default><interface value=\"C4SNet\"/></default></metadata>
+        net p { box f((a =, <#k>) -> (b, <#k>) | (b)); } connect f;";
+    let c = snet_lang::compile_str("p.snet", src).unwrap_or_else(|d| panic!("{}", d.render()));
+    assert!(c.warnings.is_empty(), "{}", c.warnings.render());
+    let mut boxes = BoxTable::new();
+    // f(a, k): emits {b = a + k, <#k> = k + 1} and {b = k}.
+    let f = |args: snet_core::Args, out: &mut dyn Emitter| -> Result<(), BoxFailure> {
+        let (Arg::Field(Some(a)), Arg::Tag(k)) = (&args[0], &args[1]) else {
+            return Err(BoxFailure("bad arguments".into()));
+        };
+        let a = a.as_i32().ok_or_else(|| BoxFailure("a is no int".into()))?;
+        out.emit(
+            1,
+            snet_core::args![Arg::Field(Some(Value::int(a + k))), Arg::Tag(k + 1)],
+        )?;
+        out.emit(2, snet_core::args![Arg::Field(Some(Value::int(*k)))])
+    };
+    boxes.insert("f", Arc::new(f));
+    let input = vec![Record::new()
+        .with_field("a", Value::int(5))
+        .with_btag("k", 2)
+        .with_tag("t", 9)];
+    let mut output: Vec<Record> = Vec::new();
+    SeqEngine
+        .run(
+            &c.net,
+            &boxes,
+            &mut input.into_iter().fuse(),
+            &mut output,
+            &RunOptions::default(),
+        )
+        .unwrap();
+    let got: Vec<String> = output.iter().map(canon_record).collect();
+    assert_eq!(
+        got,
+        vec![
+            "b:k=3 f:a=(int)5 f:b=(int)7 t:t=9".to_owned(),
+            "f:a=(int)5 f:b=(int)2 t:t=9".to_owned(),
+        ]
+    );
+}

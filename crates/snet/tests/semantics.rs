@@ -358,6 +358,38 @@ fn routing_failure_is_a_run_time_error_naming_the_record() {
 }
 
 #[test]
+fn routing_failure_for_a_binding_tag_says_why() {
+    // {A, <#k>} has what f wants, but neither f nor [] lists <#k> (spec 5.4, 7.8).
+    let mut p =
+        Program::from_source("r.snet", "net r { box f((A) -> (A)); } connect f | [];").unwrap();
+    p.bind("f", |i: &BoxInput<'_>, o: &mut BoxOutput<'_>| {
+        o.emit(1, vec![Arg::int(i.int("A").unwrap_or(0))])
+    })
+    .unwrap();
+    for e in EngineKind::ALL {
+        let err = p
+            .run_records(*e, vec![rec_fields(&[("A", 1)]).with_btag("k", 2)])
+            .unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains("no branch accepts"), "{msg}");
+        assert!(msg.contains("lists every one of them"), "{msg}");
+    }
+    // Without a binding tag the message has no such note.
+    let mut q =
+        Program::from_source("q.snet", "net q { box f((A) -> (A)); } connect f | f;").unwrap();
+    q.bind("f", |i: &BoxInput<'_>, o: &mut BoxOutput<'_>| {
+        o.emit(1, vec![Arg::int(i.int("A").unwrap_or(0))])
+    })
+    .unwrap();
+    let msg = q
+        .run_records(EngineKind::Seq, vec![rec_fields(&[("B", 1)])])
+        .unwrap_err()
+        .to_string();
+    assert!(msg.contains("no branch accepts"), "{msg}");
+    assert!(!msg.contains("lists every one of them"), "{msg}");
+}
+
+#[test]
 fn box_panic_and_bad_variant_stop_the_run_with_the_box_name() {
     let mut p =
         Program::from_source("b.snet", "net b { box boom((A) -> (A)); } connect boom;").unwrap();

@@ -50,6 +50,7 @@ pub(crate) fn sig(name: &str, input: Option<&str>, outputs: &[&str]) -> BoxSig {
         name: name.to_owned(),
         input: input.map(labels),
         outputs: outputs.iter().map(|o| labels(o)).collect(),
+        passthrough: Vec::new(),
     }
 }
 

@@ -115,6 +115,7 @@ impl<'a, 'i> Lowering<'a, 'i> {
                             name: bx.name.clone(),
                             input: bx.input.clone(),
                             outputs: bx.outputs.clone(),
+                            passthrough: bx.passthrough.clone(),
                         });
                         self.used_boxes.push(*b);
                         self.box_ids.insert(*b, self.boxes.len() - 1);

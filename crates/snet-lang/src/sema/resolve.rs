@@ -515,58 +515,15 @@ impl<'a> Resolver<'a> {
     }
 
     /// A box with pass-through input labels `P` (`(a=, <t>=)`, spec §7.3.6): the box
-    /// receives them, and every output gets them back unless it emits them itself.
-    /// Lowered as `pre .. box .. post`: `pre` keeps a hidden copy of each label of `P`
-    /// (the box does not consume it, so flow inheritance carries it to every output);
-    /// `post` restores each label from its copy, or drops the copy when the output has
-    /// the label already (explicit labels win, §7.3.2).
+    /// receives them, and every output gets them back unless it emits them itself. The
+    /// box itself does that at run time (`BoxSig::passthrough`: it does not consume
+    /// them, so flow inheritance re-attaches them); here it is wrapped in a net whose
+    /// declared signature adds `P` to each output variant, for inference and routing.
+    /// (It used to be lowered as filters around the box, which dropped the binding tags
+    /// of the box's input and output types: filters never inherit binding tags.)
     fn passthrough_box(&mut self, b: usize, span: Span) -> IrId {
-        use snet_core::net::{Filter, OutItem};
         let labels = self.ir.boxes[b].passthrough.clone();
-        let hidden = |l: Label| Label::new(l.kind(), &format!("{}~pass", l.name()));
-        let copy = |to: Label, from: Label| match to.kind() {
-            LabelKind::Field => OutItem::Field { to, from },
-            _ => OutItem::Tag {
-                to,
-                value: Some(snet_core::TagExpr::Label(from)),
-            },
-        };
-        let filter = |pattern: Vec<Label>, items: Vec<OutItem>| {
-            IrKind::Filter(Filter {
-                pattern: variant_of(&pattern),
-                guards: Vec::new(),
-                default: vec![items],
-            })
-        };
-        let mut pre_items = Vec::new();
-        for l in &labels {
-            pre_items.push(copy(*l, *l));
-            pre_items.push(copy(hidden(*l), *l));
-        }
-        let pre = self.ir.push(filter(labels.clone(), pre_items), span);
-        let bx = self.ir.push(IrKind::Box(b), span);
-        let mut posts = Vec::new();
-        for l in &labels {
-            let h = hidden(*l);
-            let keep = self.ir.push(filter(vec![*l, h], vec![copy(*l, *l)]), span);
-            let restore = self.ir.push(filter(vec![h], vec![copy(*l, h)]), span);
-            let rest = self.ir.push(IrKind::Identity, span);
-            posts.push(self.ir.push(
-                IrKind::Par {
-                    det: false,
-                    branches: vec![keep, restore, rest],
-                },
-                span,
-            ));
-        }
-        let mut acc = posts.pop().unwrap_or(bx);
-        while let Some(p) = posts.pop() {
-            acc = self.ir.push(IrKind::Serial(p, acc), span);
-        }
-        let acc = self.ir.push(IrKind::Serial(bx, acc), span);
-        let body = self.ir.push(IrKind::Serial(pre, acc), span);
-        // For inference the whole is the box with `P` added to each output variant:
-        // a net with that declared signature (hidden labels never show).
+        let body = self.ir.push(IrKind::Box(b), span);
         let bx_info = &self.ir.boxes[b];
         let input = variant_of(bx_info.input.as_deref().unwrap_or(&[]));
         let outputs = bx_info
