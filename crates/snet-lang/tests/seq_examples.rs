@@ -86,6 +86,21 @@ fn canon_record(rec: &Record) -> String {
     parts.join(" ")
 }
 
+/// Runs `net` on `input` with the seq engine; the outputs in canonical form.
+fn run_seq(net: &snet_core::Net, boxes: &BoxTable, input: Vec<Record>) -> Vec<String> {
+    let mut output: Vec<Record> = Vec::new();
+    SeqEngine
+        .run(
+            net,
+            boxes,
+            &mut input.into_iter().fuse(),
+            &mut output,
+            &RunOptions::default(),
+        )
+        .unwrap();
+    output.iter().map(canon_record).collect()
+}
+
 #[test]
 fn pure_examples_give_their_expected_output_on_seq() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/lang");
@@ -164,17 +179,7 @@ fn pass_through_labels_come_back_on_seq() {
         .with_tag("t", 5)
         .with_field("c", Value::int(3))
         .with_tag("z", 9)];
-    let mut output: Vec<Record> = Vec::new();
-    SeqEngine
-        .run(
-            &c.net,
-            &boxes,
-            &mut input.into_iter().fuse(),
-            &mut output,
-            &RunOptions::default(),
-        )
-        .unwrap();
-    let got: Vec<String> = output.iter().map(canon_record).collect();
+    let got = run_seq(&c.net, &boxes, input);
     assert_eq!(
         got,
         vec![
@@ -213,17 +218,7 @@ fn pass_through_boxes_keep_binding_tags_of_their_types() {
         .with_field("a", Value::int(5))
         .with_btag("k", 2)
         .with_tag("t", 9)];
-    let mut output: Vec<Record> = Vec::new();
-    SeqEngine
-        .run(
-            &c.net,
-            &boxes,
-            &mut input.into_iter().fuse(),
-            &mut output,
-            &RunOptions::default(),
-        )
-        .unwrap();
-    let got: Vec<String> = output.iter().map(canon_record).collect();
+    let got = run_seq(&c.net, &boxes, input);
     assert_eq!(
         got,
         vec![
