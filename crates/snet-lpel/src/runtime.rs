@@ -497,8 +497,8 @@ impl Runtime {
         };
         for t in &left {
             // SAFETY: every worker has exited, so nobody else touches task locals.
-            let co = unsafe { t.local().co.take() };
-            drop(co);
+            let (co, body) = unsafe { (t.local().co.take(), t.local().pending.take()) };
+            drop((co, body));
         }
         drop(left);
         if let Some(m) = &sh.task_map {

@@ -596,8 +596,8 @@ pub(crate) fn run_worker(rt: Arc<RtShared>, index: usize, started: Arc<AtomicBoo
     // their stacks, on this thread).
     for t in ctx.ready().drain() {
         // SAFETY: owner-only; not running.
-        let co = unsafe { t.local().co.take() };
-        drop(co);
+        let (co, body) = unsafe { (t.local().co.take(), t.local().pending.take()) };
+        drop((co, body));
     }
     ctx.drain_mailbox_for_shutdown();
     // SAFETY: worker-thread only.
@@ -621,7 +621,7 @@ impl WorkerCtx {
             match unsafe { ws.mailbox.pop() } {
                 crate::mailbox::Pop::Data(Msg::Wake(t)) => {
                     // SAFETY: owner-only; the task is not running.
-                    drop(unsafe { t.local().co.take() });
+                    drop(unsafe { (t.local().co.take(), t.local().pending.take()) });
                 }
                 crate::mailbox::Pop::Data(Msg::Start(_, body)) => drop(body),
                 crate::mailbox::Pop::Empty => return,
