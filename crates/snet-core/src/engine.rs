@@ -465,6 +465,21 @@ pub fn mappings_left() -> Option<usize> {
     Some(max.saturating_sub(now))
 }
 
+/// Memory mappings kept free for the rest of the process (malloc arenas, threads, C box
+/// libraries) when box-instance stacks are counted against `vm.max_map_count`.
+const MAPPINGS_RESERVE: usize = 2048;
+
+/// How many more box instances of `mappings_each` kernel memory mappings the process can
+/// hold, keeping a reserve for everything else ([`mappings_left`]); `usize::MAX` where the
+/// limit cannot be read. Past the limit `mmap` fails in arbitrary places (malloc, the
+/// Rust runtime's per-thread signal stack) and the process aborts, so engines with a
+/// stack per instance stop short of it.
+pub fn instance_budget(mappings_each: usize) -> usize {
+    mappings_left().map_or(usize::MAX, |m| {
+        m.saturating_sub(MAPPINGS_RESERVE) / mappings_each.max(1)
+    })
+}
+
 /// The size of a new per-box-instance stack (threads-engine box threads, lpel task
 /// stacks) when `reserved` bytes of such stacks are mapped already: `preferred` (the
 /// classic room for C boxes with large local arrays; virtual memory, committed only when

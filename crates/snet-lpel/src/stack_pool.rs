@@ -28,41 +28,37 @@ static MAPPED: AtomicUsize = AtomicUsize::new(0);
 /// Task stacks that exist in the process (in use or pooled).
 static LIVE: AtomicUsize = AtomicUsize::new(0);
 
-/// Kernel memory mappings kept for the rest of the process (malloc arenas, threads, C
-/// box libraries) when task stacks are counted against `vm.max_map_count`.
-const MAPPINGS_RESERVE: usize = 2048;
-
 /// A task stack: corosensei's default stack (a mapping and its guard page), counted in
 /// [`LIVE`] while it exists.
 pub(crate) struct TaskStack(DefaultStack);
 
 impl TaskStack {
-    /// Maps a new stack of `size` bytes, unless the process already holds as many
-    /// stacks as the kernel's mapping limit allows: past that limit `mmap` fails in
-    /// arbitrary places (malloc, thread creation) and the process aborts, so the task
-    /// that asks for one stack too many fails instead, with a message saying why.
+    /// Maps a new stack of `size` bytes.
     fn map(size: usize) -> std::io::Result<TaskStack> {
-        static BUDGET: OnceLock<usize> = OnceLock::new();
-        // Two mappings per stack: the stack and its guard page.
-        let budget = *BUDGET.get_or_init(|| {
-            snet_core::engine::mappings_left()
-                .map_or(usize::MAX, |m| m.saturating_sub(MAPPINGS_RESERVE) / 2)
-        });
-        if LIVE.load(Ordering::Relaxed) >= budget {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::OutOfMemory,
-                format!(
-                    "{budget} task stacks exist, as many as the kernel's memory-mapping \
-                     limit (vm.max_map_count) leaves room for; a program with this many \
-                     box instances at once runs with --engine front (no stack per box \
-                     instance)"
-                ),
-            ));
-        }
         let s = DefaultStack::new(size)?;
         LIVE.fetch_add(1, Ordering::Relaxed);
         Ok(TaskStack(s))
     }
+}
+
+/// Fails if the process already holds as many task stacks as the kernel's mapping limit
+/// leaves room for (two mappings each: the stack and its guard page; see
+/// [`snet_core::engine::instance_budget`]): the task that asks for one more fails, with a
+/// message saying why, instead of the process aborting somewhere else.
+fn check_budget() -> std::io::Result<()> {
+    static BUDGET: OnceLock<usize> = OnceLock::new();
+    let budget = *BUDGET.get_or_init(|| snet_core::engine::instance_budget(2));
+    if LIVE.load(Ordering::Relaxed) < budget {
+        return Ok(());
+    }
+    Err(std::io::Error::new(
+        std::io::ErrorKind::OutOfMemory,
+        format!(
+            "{budget} task stacks exist, as many as the kernel's memory-mapping limit \
+             (vm.max_map_count) leaves room for; a program with this many box instances \
+             at once runs with --engine front (no stack per box instance)"
+        ),
+    ))
 }
 
 impl Drop for TaskStack {
@@ -162,6 +158,7 @@ impl StackPool {
                 return Ok(s.0);
             }
         }
+        check_budget()?;
         self.created += 1;
         // When the address space is exhausted anyway, a smaller stack rather than a
         // failed task.

@@ -52,9 +52,6 @@ const MIN_BOX_STACK: usize = 128 << 10;
 /// that mapping fails, so the engine must stop before).
 const MAPPINGS_PER_THREAD: usize = 4;
 
-/// Mappings kept free for the rest of the process (malloc arenas, C box libraries).
-const MAPPINGS_RESERVE: usize = 1024;
-
 /// A box invocation waiting in a box thread's channel.
 enum Job {
     Data(Record, Ctx),
@@ -256,9 +253,7 @@ impl Engine for ThreadsEngine {
             threads: Mutex::new(Vec::new()),
             max_in_flight: self.max_in_flight.max(1),
             stacks_reserved: AtomicUsize::new(0),
-            max_threads: snet_core::engine::mappings_left().map_or(usize::MAX, |m| {
-                m.saturating_sub(MAPPINGS_RESERVE) / MAPPINGS_PER_THREAD
-            }),
+            max_threads: snet_core::engine::instance_budget(MAPPINGS_PER_THREAD),
         };
         let root = std::thread::scope(|scope| {
             let shared = &shared;
