@@ -459,12 +459,11 @@ impl<'a> Walker<'a> {
                                     // A binding tag is the commonest surprise: the
                                     // record has the labels a branch wants, but the
                                     // branch does not list its binding tag (§5.4).
-                                    let why = match tok.rec.btags().is_empty() {
-                                        true => "",
-                                        false => {
-                                            "; a record with binding tags only goes to a \
-                                             branch whose type lists every one of them"
-                                        }
+                                    let why = if tok.rec.btags().is_empty() {
+                                        ""
+                                    } else {
+                                        "; a record with binding tags only goes to a \
+                                         branch whose type lists every one of them"
                                     };
                                     return Err(self.err(
                                         &inst,
@@ -485,11 +484,7 @@ impl<'a> Walker<'a> {
                             unreachable!("star instance of a non-star node")
                         };
                         enter_frame(&inst, &mut tok);
-                        let exit = self.test(&inst, &tok.rec, exits)?;
-                        if !exit {
-                            self.check_star_progress(&inst, &tok.rec)?;
-                        }
-                        if exit {
+                        if self.test(&inst, &tok.rec, exits)? {
                             // Leaves at the entry tap: through the collector like a
                             // record leaving a stage (for `**` this completes its
                             // frame, which later inputs wait for).
@@ -501,6 +496,9 @@ impl<'a> Walker<'a> {
                                 None => return Ok(()),
                             }
                         } else {
+                            // Before `next_stage`, which skips identity stages and would
+                            // create them for ever for such a record.
+                            self.check_star_progress(&inst, &tok.rec)?;
                             pos = Pos::Enter(self.next_stage(&inst, None, &tok, sink));
                         }
                     }

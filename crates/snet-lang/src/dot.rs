@@ -139,9 +139,12 @@ impl Dot<'_> {
                     Some(ls) => format!(
                         "({})",
                         ls.iter()
-                            .map(|l| match sig.passthrough.contains(l) {
-                                true => format!("{l}="),
-                                false => l.to_string(),
+                            .map(|l| {
+                                if sig.passthrough.contains(l) {
+                                    format!("{l}=")
+                                } else {
+                                    l.to_string()
+                                }
                             })
                             .collect::<Vec<_>>()
                             .join(", ")
