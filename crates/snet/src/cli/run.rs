@@ -116,6 +116,12 @@ pub(crate) struct LpelArgs {
     pub(crate) sched: Option<String>,
 }
 
+/// A usage error: the message on standard error, exit 2.
+fn usage(msg: impl std::fmt::Display) -> ExitCode {
+    eprintln!("error: {msg}");
+    ExitCode::from(2)
+}
+
 fn fail(msg: impl std::fmt::Display) -> ExitCode {
     eprintln!("error: {msg}");
     ExitCode::from(1)
@@ -124,21 +130,18 @@ fn fail(msg: impl std::fmt::Display) -> ExitCode {
 /// Runs `snet run`.
 pub(crate) fn run(mut args: RunArgs) -> ExitCode {
     if let Err(e) = split_tcp_port(&mut args) {
-        eprintln!("error: {e}");
-        return ExitCode::from(2);
+        return usage(e);
     }
     let Some(engine) = EngineKind::parse(&args.engine) else {
         let names: Vec<&str> = EngineKind::ALL.iter().map(|e| e.name()).collect();
-        eprintln!(
-            "error: unknown engine `{}` (available: {})",
+        return usage(format!(
+            "unknown engine `{}` (available: {})",
             args.engine,
             names.join(", ")
-        );
-        return ExitCode::from(2);
+        ));
     };
     if args.workers == Some(0) {
-        eprintln!("error: -w/--workers must be at least 1");
-        return ExitCode::from(2);
+        return usage("-w/--workers must be at least 1");
     }
     let mut prog = match Program::from_file(&args.program) {
         Ok(p) => p,
@@ -195,8 +198,9 @@ pub(crate) fn run(mut args: RunArgs) -> ExitCode {
     };
     let streaming =
         out_file.is_terminal() || out_file.metadata().map(|m| is_stream(&m)).unwrap_or(true);
+    // `Output` is a copyable handle: the sink writes through one copy, the end of the
+    // run drains through this one.
     let output = Output::new(out_file, streaming);
-    let drain = output;
     let reader = BufReader::with_capacity(1 << 16, input);
     let mut opts = RunOptions::default();
     if let Some(w) = args.workers {
@@ -239,11 +243,8 @@ pub(crate) fn run(mut args: RunArgs) -> ExitCode {
                 Ok(cfg) => snet_lpel::LpelEngine::new(cfg)
                     .run(prog.net(), prog.boxes(), &mut source, &mut sink, &opts)
                     .map_err(snet::Error::Run),
-                Err(e) => {
-                    // A bad lpel option is a usage error, like every other bad option.
-                    eprintln!("error: {e}");
-                    return ExitCode::from(2);
-                }
+                // A bad lpel option is a usage error, like every other bad option.
+                Err(e) => return usage(e),
             }
         }
         EngineKind::Front => {
@@ -251,16 +252,14 @@ pub(crate) fn run(mut args: RunArgs) -> ExitCode {
                 None => None,
                 Some(Ok(l)) => Some(l),
                 Some(Err(e)) => {
-                    eprintln!("error: --input-limit: {e}");
-                    return ExitCode::from(2);
+                    return usage(format!("--input-limit: {e}"));
                 }
             };
             let box_concurrency = match args.box_concurrency.as_deref().map(str::parse) {
                 None => Default::default(),
                 Some(Ok(c)) => c,
                 Some(Err(e)) => {
-                    eprintln!("error: --box-concurrency: {e}");
-                    return ExitCode::from(2);
+                    return usage(format!("--box-concurrency: {e}"));
                 }
             };
             let defaults = snet_front::FrontOptions::default();
@@ -280,7 +279,7 @@ pub(crate) fn run(mut args: RunArgs) -> ExitCode {
     match result {
         Ok(stats) => {
             let finish = sink.finish().and_then(|()| {
-                drain
+                output
                     .drain()
                     .map_err(|e| format!("cannot write the output: {e}"))
             });
@@ -303,7 +302,7 @@ pub(crate) fn run(mut args: RunArgs) -> ExitCode {
             // A fatal run-time error ends the output without a terminate record (spec
             // §7.16: the terminate record marks a run that finished).
             let _ = sink.abandon();
-            let _ = drain.drain();
+            let _ = output.drain();
             eprintln!("{e}");
             ExitCode::from(1)
         }
