@@ -154,7 +154,6 @@ where
         let ra = a();
         return (ra, b());
     }
-    w.registry().sleep.on_push();
     let ra = job::catch(a);
     // Step 3.
     loop {

@@ -81,11 +81,12 @@ impl<'scope> Scope<'scope> {
         // scope ends.
         let job = HeapJob::into_job_ref(child);
         match WorkerThread::current() {
-            Some(w) => match w.push(job) {
-                Ok(()) => w.registry().sleep.on_push(),
-                // SAFETY: never published; run it now.
-                Err(job) => unsafe { job::execute(job) },
-            },
+            Some(w) => {
+                if let Err(job) = w.push(job) {
+                    // SAFETY: never published; run it now.
+                    unsafe { job::execute(job) };
+                }
+            }
             // Off a pool: run it now.
             // SAFETY: as above.
             None => unsafe { job::execute(job) },

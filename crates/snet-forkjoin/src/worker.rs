@@ -128,12 +128,15 @@ impl WorkerThread {
 
     /// Pushes a job on this worker's deque; hands it back if the deque is full.
     ///
-    /// No wake-up check here (it would cost the fast path a shared load): sleepers are
-    /// woken in a chain when a searching worker finds work (`find_work`), and wake up
-    /// on their own after a short timeout (module `sleep`).
+    /// Wakes a sleeping worker if nobody is searching ([`crate::sleep::Sleep::on_push`]:
+    /// one relaxed load of a shared word when nobody sleeps; pushes are rare, as lazy
+    /// publication keeps most joins off the deque). Further sleepers are woken in a
+    /// chain when a searching worker finds work (`find_work`).
     #[inline]
     pub(crate) fn push(&self, job: JobRef) -> Result<(), JobRef> {
-        self.deque.push(job)
+        self.deque.push(job)?;
+        self.registry.sleep.on_push();
+        Ok(())
     }
 
     /// Whether the deque already holds enough published work that a join should run
