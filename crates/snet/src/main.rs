@@ -1,4 +1,4 @@
-//! `snet` command-line interface: `check`, `graph`, `run`.
+//! `snet` command-line interface: `check`, `graph`, `run`, `bench`.
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -21,6 +21,9 @@ enum Command {
     Graph(cli::graph::GraphArgs),
     /// Run a program on records (XML by default), with C boxes from SOURCES.
     Run(Box<cli::run::RunArgs>),
+    /// Run a benchmark of BENCHMARKS.md §1 in-process on every engine, output checked,
+    /// side by side with the classic runtime's figures.
+    Bench(cli::bench::BenchArgs),
 }
 
 fn main() -> ExitCode {
@@ -53,6 +56,7 @@ fn main() -> ExitCode {
             Command::Check(args) => cli::check::run(args),
             Command::Graph(args) => cli::graph::run(args),
             Command::Run(args) => cli::run::run(*args),
+            Command::Bench(args) => cli::bench::run(args),
         });
     match work.map(|h| h.join()) {
         Ok(Ok(code)) => code,

@@ -1,5 +1,6 @@
 //! Subcommand implementations; each returns the process exit code.
 
+pub(crate) mod bench;
 pub(crate) mod check;
 pub(crate) mod graph;
 pub(crate) mod output;
