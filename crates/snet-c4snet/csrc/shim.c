@@ -123,9 +123,8 @@ static void *snet_c4snet_out(void *hnd, int variant, va_list ap)
 }
 
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__ELF__) && defined(__x86_64__)
-/* C4SNetOut is declared void, but the classic runtime's left the handle in the return
- * register, so old box code that forgets `return hnd;` after its last C4SNetOut worked
- * there. This definition returns `hnd` as well, and C4SNetOut is an assembler alias of
+/* C4SNetOut is declared void; old box code that forgets `return hnd;` after its last
+ * C4SNetOut returns whatever it leaves in the return register. This definition returns `hnd` as well, and C4SNetOut is an assembler alias of
  * it (a C alias between a void and a void * function draws a compiler warning). A box
  * that returns NULL is an error (spec 12.3), reported by the runtime. */
 void *snet_c4snet_out_returning_hnd(void *hnd, int variant, ...);
