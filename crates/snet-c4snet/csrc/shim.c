@@ -124,9 +124,10 @@ static void *snet_c4snet_out(void *hnd, int variant, va_list ap)
 
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__ELF__) && defined(__x86_64__)
 /* C4SNetOut is declared void; old box code that forgets `return hnd;` after its last
- * C4SNetOut returns whatever it leaves in the return register. This definition returns `hnd` as well, and C4SNetOut is an assembler alias of
- * it (a C alias between a void and a void * function draws a compiler warning). A box
- * that returns NULL is an error (spec 12.3), reported by the runtime. */
+ * C4SNetOut returns whatever C4SNetOut left in the return register. So this function
+ * returns `hnd`, and C4SNetOut is an assembler alias of it (a C alias between a void
+ * and a void * function draws a compiler warning). A box that returns NULL is an error
+ * (spec 12.3), reported by the runtime. */
 void *snet_c4snet_out_returning_hnd(void *hnd, int variant, ...);
 void *snet_c4snet_out_returning_hnd(void *hnd, int variant, ...)
 {
