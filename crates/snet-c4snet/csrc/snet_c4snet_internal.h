@@ -24,8 +24,9 @@ typedef struct {
     const unsigned char *kinds;
 } snet_c4snet_variant;
 
-/* Calls the user's box function with unpacked arguments. */
-typedef void (*snet_c4snet_call_fn)(void *hnd, const snet_c4snet_slot *args);
+/* Calls the user's box function with unpacked arguments; returns what it returned
+ * (spec 12.3: its handle `hnd`). */
+typedef void *(*snet_c4snet_call_fn)(void *hnd, const snet_c4snet_slot *args);
 
 /* One box: its name, wrapper, the user's function (NULL if no symbol was found), its
  * input label kinds and output variants. */
@@ -61,7 +62,7 @@ typedef struct {
     void (*bad_variant)(void *hnd, int variant);
 } snet_c4snet_api;
 
-#define SNET_C4SNET_API_VERSION 1u
+#define SNET_C4SNET_API_VERSION 2u
 
 /* Defined by the shim. */
 int snet_c4snet_install(const snet_c4snet_api *api);

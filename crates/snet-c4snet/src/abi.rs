@@ -49,8 +49,9 @@ pub(crate) struct CVariant {
     pub(crate) kinds: *const u8,
 }
 
-/// The wrapper that unpacks the slots and calls the user's function.
-pub(crate) type CallFn = unsafe extern "C" fn(hnd: *mut c_void, args: *const Slot);
+/// The wrapper that unpacks the slots, calls the user's function and returns what it
+/// returned.
+pub(crate) type CallFn = unsafe extern "C" fn(hnd: *mut c_void, args: *const Slot) -> *mut c_void;
 
 /// One box of the generated table (`snet_c4snet_box`).
 #[repr(C)]
@@ -85,7 +86,7 @@ pub(crate) struct Api {
 }
 
 /// Must equal `SNET_C4SNET_API_VERSION` in the internal header.
-const API_VERSION: c_uint = 1;
+const API_VERSION: c_uint = 2;
 
 /// The entry points installed into every loaded box library.
 pub(crate) static API: Api = Api {
@@ -189,10 +190,20 @@ pub(crate) unsafe fn invoke(
     // SAFETY: the caller guarantees `call` is the loaded wrapper of `desc`; `hnd` is a
     // valid invocation for the whole call (invariant 2) and `slots` holds one slot per
     // input label in order, as the wrapper reads them.
-    unsafe { call(hnd, slots.as_ptr()) };
+    let returned = unsafe { call(hnd, slots.as_ptr()) };
     CURRENT.with(|c| c.set(ptr::null_mut()));
     if let Some(p) = inv.panic {
         resume_unwind(p);
+    }
+    // Spec §12.3: the function MUST return `hnd` (the classic runtime dereferences the
+    // result). Only NULL is reported: any other pointer is not read here, and old code
+    // that forgets `return hnd;` after its last C4SNetOut returns `hnd` anyway (the
+    // shim's C4SNetOut leaves it as its return value, as the classic one did).
+    if returned.is_null() && inv.failure.is_none() {
+        inv.failure = Some(BoxFailure(format!(
+            "box `{name}` returned NULL; a C4SNet box function must return its handle \
+             (`return hnd;`, spec §12.3)"
+        )));
     }
     match inv.failure {
         Some(f) => Err(f),

@@ -177,8 +177,8 @@ pub(crate) fn generate(sigs: &[BoxSig]) -> String {
             out,
             "\n/* box {name} */\n\
              extern void *{name}({}) __attribute__((weak));\n\
-             static void snet_c4snet_call_{i}(void *hnd, const snet_c4snet_slot *args)\n\
-             {{\n    (void)args;\n    (void){name}({});\n}}\n",
+             static void *snet_c4snet_call_{i}(void *hnd, const snet_c4snet_slot *args)\n\
+             {{\n    (void)args;\n    return {name}({});\n}}\n",
             params.join(", "),
             args.join(", ")
         );
@@ -247,7 +247,7 @@ mod tests {
         assert!(c.contains(
             "extern void *decompose(void *hnd, c4snet_data_t *a0, int a1, int a2) __attribute__((weak));"
         ));
-        assert!(c.contains("(void)decompose(hnd, args[0].field, args[1].tag, args[2].tag);"));
+        assert!(c.contains("return decompose(hnd, args[0].field, args[1].tag, args[2].tag);"));
         assert!(c.contains("static const unsigned char snet_c4snet_in_0[] = {0, 1, 1};"));
         assert!(c.contains("static const unsigned char snet_c4snet_out_0_0[] = {0, 1};"));
         assert!(c.contains("{{2, snet_c4snet_out_0_0}, {0, NULL}}"));
@@ -258,7 +258,7 @@ mod tests {
     fn initialiser_takes_only_the_handle() {
         let c = generate(&[sig("init", None, vec![vec![Label::field("X")]])]);
         assert!(c.contains("extern void *init(void *hnd) __attribute__((weak));"));
-        assert!(c.contains("(void)init(hnd);"));
+        assert!(c.contains("return init(hnd);"));
         assert!(c.contains("{\"init\", snet_c4snet_call_0, (void (*)(void))init, 0, NULL, 1,"));
     }
 

@@ -329,3 +329,42 @@ fn errors_are_attributed_to_the_right_box_when_boxes_nest() {
     assert!(outer_msg.starts_with("box `outer`"), "{outer_msg}");
     assert_eq!(a.ref_count(), 1);
 }
+
+const RETURNS: &str = r#"
+#include <C4SNet.h>
+#include <stddef.h>
+
+/* box nullret ((<t>) -> (<t>)): emits, then returns NULL instead of hnd */
+void *nullret(void *hnd, int t)
+{
+    C4SNetOut(hnd, 1, t);
+    return NULL;
+}
+
+/* box fallsoff ((<t>) -> (<t>)): old code that forgets `return hnd;` after its last
+ * C4SNetOut (the classic runtime's C4SNetOut left the handle as the return value) */
+void *fallsoff(void *hnd, int t)
+{
+    C4SNetOut(hnd, 1, t + 1);
+}
+"#;
+
+#[test]
+fn a_box_returning_null_instead_of_its_handle_fails_the_call() {
+    // Spec §12.3: the function MUST return hnd (the reference dereferences it).
+    let sigs = [
+        sig("nullret", Some("<t>"), &["<t>"]),
+        sig("fallsoff", Some("<t>"), &["<t>"]),
+    ];
+    let boxes = build("nullret", &sigs, RETURNS).unwrap();
+    let (r, rec) = run(&boxes, "nullret", vec![Arg::Tag(4)]);
+    let msg = r.unwrap_err().0;
+    assert!(
+        msg.contains("box `nullret`") && msg.contains("returned NULL") && msg.contains("hnd"),
+        "{msg}"
+    );
+    assert_eq!(rec.emitted.len(), 1, "the record emitted before returning");
+    let (r, rec) = run(&boxes, "fallsoff", vec![Arg::Tag(4)]);
+    r.unwrap();
+    assert_eq!(rec.emitted[0].1, vec![Arg::Tag(5)]);
+}

@@ -217,6 +217,35 @@ fn a_c_box_with_a_bad_variant_stops_the_run_naming_the_box() {
 }
 
 #[test]
+fn a_c_box_returning_null_stops_the_run_on_every_engine() {
+    // Spec §12.3: a box function MUST return its handle.
+    let prog = tmp(
+        "nullret.snet",
+        "net nullret { box giveback((A) -> (A)); } connect giveback;",
+    );
+    let c = tmp("giveback.c", "#include <C4SNet.h>\nvoid *giveback(void *hnd, c4snet_data_t *a) { C4SNetOut(hnd, 1, a); return (void *)0; }\n");
+    let input = "<record xmlns=\"snet-home.org\" type=\"data\" mode=\"textual\" interface=\"C4SNet\"><field label=\"A\">(int)1</field></record>\n";
+    for engine in ["front", "lpel", "threads", "seq"] {
+        let out = snet(
+            &[
+                "run",
+                prog.to_str().unwrap(),
+                c.to_str().unwrap(),
+                "--engine",
+                engine,
+            ],
+            input,
+        );
+        assert_eq!(out.status.code(), Some(1), "{engine}");
+        let stderr = text(&out.stderr);
+        assert!(
+            stderr.contains("box `giveback` returned NULL") && stderr.contains("return hnd;"),
+            "{engine}: {stderr}"
+        );
+    }
+}
+
+#[test]
 fn usage_errors_exit_2() {
     let out = snet(&["run"], "");
     assert_eq!(out.status.code(), Some(2));
