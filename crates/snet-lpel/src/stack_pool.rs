@@ -51,12 +51,19 @@ fn check_budget() -> std::io::Result<()> {
     if LIVE.load(Ordering::Relaxed) < budget {
         return Ok(());
     }
+    let limit = match snet_core::engine::address_space_limit() {
+        Some(l) => format!(
+            " (and the address-space limit, ulimit -v, of {} MiB)",
+            l >> 20
+        ),
+        None => String::new(),
+    };
     Err(std::io::Error::new(
         std::io::ErrorKind::OutOfMemory,
         format!(
             "{budget} task stacks exist, as many as the kernel's memory-mapping limit \
-             (vm.max_map_count) leaves room for; a program with this many box instances \
-             at once runs with --engine front (no stack per box instance)"
+             (vm.max_map_count){limit} leaves room for; a program with this many box \
+             instances at once runs with --engine front (no stack per box instance)"
         ),
     ))
 }
@@ -101,6 +108,19 @@ fn with_global<R>(size: usize, f: impl FnOnce(&mut Vec<SendStack>) -> R) -> R {
         }
     };
     f(&mut g[idx].1)
+}
+
+/// A pooled stack of any size in `min..=max`, the largest there is. Under an
+/// address-space limit the fitting size shrinks as stacks are mapped, so stacks of
+/// many sizes are pooled; reusing any that is large enough (rather than only one of
+/// exactly today's size) keeps the number of stacks at the number of tasks alive.
+fn pooled_between(min: usize, max: usize) -> Option<TaskStack> {
+    let mut g = GLOBAL.lock().unwrap_or_else(|e| e.into_inner());
+    g.iter_mut()
+        .filter(|(s, v)| (min..=max).contains(s) && !v.is_empty())
+        .max_by_key(|(s, _)| *s)
+        .and_then(|(_, v)| v.pop())
+        .map(|s| s.0)
 }
 
 /// A worker's pool of equally sized stacks.
@@ -154,8 +174,8 @@ impl StackPool {
             MAPPED.load(Ordering::Relaxed),
         );
         if fit < size {
-            if let Some(s) = with_global(fit, |g| g.pop()) {
-                return Ok(s.0);
+            if let Some(s) = pooled_between(fit, size) {
+                return Ok(s);
             }
         }
         check_budget()?;
@@ -170,6 +190,17 @@ impl StackPool {
                 None
             };
             pooled.map_or_else(|| TaskStack::map(s), |st| Ok(st.0))
+        })
+        .map_err(|e| {
+            std::io::Error::new(
+                e.kind(),
+                format!(
+                    "{e}: {} task stacks exist and the address space has no room for \
+                     another (ulimit -v); a program with this many box instances at once \
+                     runs with --engine front (no stack per box instance)",
+                    LIVE.load(Ordering::Relaxed)
+                ),
+            )
         })?;
         MAPPED.fetch_add(stack.base().get() - stack.limit().get(), Ordering::Relaxed);
         Ok(stack)

@@ -546,6 +546,24 @@ fn box_instances_beyond_the_mapping_limit_run_on_lpel_and_front_and_stop_threads
             "{engine}"
         );
     }
+    // Under an address-space limit lpel's stacks shrink as more are mapped; stacks of
+    // the earlier, larger sizes are reused by later tasks (they were not, and the run
+    // failed after ≈ 31 700 stacks under `ulimit -v 6000000`).
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 6000000 && exec \"$0\" \"$@\"")
+        .arg(env!("CARGO_BIN_EXE_snet"))
+        .args(["run", prog.to_str().unwrap(), c.to_str().unwrap(), "-i"])
+        .arg(&input)
+        .args(["-o", "/dev/stdout", "--engine", "lpel", "-w", "2"])
+        .output()
+        .expect("run snet under ulimit -v");
+    assert!(
+        out.status.success(),
+        "lpel under ulimit -v: {}",
+        text(&out.stderr)
+    );
+    assert_eq!(text(&out.stdout).matches("type=\"data\"").count(), 40_000);
 }
 
 #[test]
