@@ -1,4 +1,4 @@
-//! `snet` command-line interface: `check`, `graph`, `run`, `bench`.
+//! `snet` command-line interface: `check`, `graph`, `run`, `trace`, `bench`.
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -21,6 +21,8 @@ enum Command {
     Graph(cli::graph::GraphArgs),
     /// Run a program on records (XML by default), with C boxes from SOURCES.
     Run(Box<cli::run::RunArgs>),
+    /// Summarise a trace written by `snet run --trace`: per worker and per box or task.
+    Trace(cli::trace::TraceArgs),
     /// Run a benchmark of BENCHMARKS.md §1 in-process on every engine, output checked,
     /// side by side with the classic runtime's figures.
     Bench(cli::bench::BenchArgs),
@@ -56,6 +58,7 @@ fn main() -> ExitCode {
             Command::Check(args) => cli::check::run(args),
             Command::Graph(args) => cli::graph::run(args),
             Command::Run(args) => cli::run::run(*args),
+            Command::Trace(args) => cli::trace::run(args),
             Command::Bench(args) => cli::bench::run(args),
         });
     match work.map(|h| h.join()) {

@@ -6,3 +6,4 @@ pub(crate) mod graph;
 pub(crate) mod output;
 pub(crate) mod prefetch;
 pub(crate) mod run;
+pub(crate) mod trace;
