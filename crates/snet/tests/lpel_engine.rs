@@ -373,3 +373,51 @@ fn monitoring_trace_and_placement_are_wired_to_the_layer() {
     assert!(json.contains("\"name\":\"dec\""));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The worker of every box task in spawn order, from the monitoring's `tasks.map`.
+fn task_workers(cfg_assign: Option<&str>, dir: &std::path::Path) -> Vec<usize> {
+    let mut p = Program::from_source(
+        "stages.snet",
+        "net stages { box dec((<n>) -> (<n>) | (<done>)); } connect dec * {<done>};",
+    )
+    .unwrap();
+    p.bind("dec", dec_box).unwrap();
+    let _ = std::fs::remove_dir_all(dir);
+    let cfg = LpelConfig::from_cli(&CliOptions {
+        monitor: Some("a".into()),
+        monitor_dir: Some(dir.to_path_buf()),
+        assign: cfg_assign.map(String::from),
+        ..CliOptions::default()
+    })
+    .unwrap();
+    // One record that walks down 100 stages: each stage's task is spawned in turn.
+    let (out, _) = run_lpel(&p, cfg, 2, vec![Record::new().with_tag("n", 99)]).unwrap();
+    assert_eq!(out.len(), 1);
+    let map = std::fs::read_to_string(dir.join("tasks.map")).unwrap();
+    let mut tasks: Vec<(u64, usize)> = map
+        .lines()
+        .filter(|l| l.ends_with(" box dec"))
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f[0].parse().unwrap(), f[1].parse().unwrap())
+        })
+        .collect();
+    tasks.sort();
+    let _ = std::fs::remove_dir_all(dir);
+    tasks.into_iter().map(|(_, w)| w).collect()
+}
+
+#[test]
+fn star_stages_share_a_worker_in_runs_by_default() {
+    let dir = std::env::temp_dir().join(format!("snet-lpel-stages-{}", std::process::id()));
+    let ws = task_workers(None, &dir);
+    assert_eq!(ws.len(), 100, "one task per stage");
+    // Runs of 32 consecutive stages per worker, alternating.
+    let runs: Vec<usize> = ws.chunk_by(|a, b| a == b).map(|r| r.len()).collect();
+    assert_eq!(runs, [32, 32, 32, 4], "{ws:?}");
+    let ws = task_workers(Some("stages:10"), &dir);
+    assert!(ws.chunk_by(|a, b| a == b).all(|r| r.len() == 10), "{ws:?}");
+    // Plain round-robin alternates at every stage.
+    let ws = task_workers(Some("round-robin"), &dir);
+    assert!(ws.windows(2).all(|w| w[0] != w[1]), "{ws:?}");
+}

@@ -83,9 +83,9 @@ use crate::task::{Activation, TaskSpec, TaskState};
 use inbox::{After, Inbox, Job, Take};
 use snet_core::det::Token;
 use snet_core::engine::{Engine, RecordSink, RecordSource, RunOptions, RunStats};
-use snet_core::inst::Inst;
+use snet_core::inst::{Inst, Slot};
 use snet_core::walk::{Pos, Step, Walker};
-use snet_core::{BoxTable, Net, NodeKind, Record, RunError};
+use snet_core::{BoxTable, Net, NodeId, NodeKind, Record, RunError};
 use std::collections::VecDeque;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
@@ -110,6 +110,12 @@ pub struct LpelConfig {
     /// worker `(k / B) mod workers`, so that neighbouring instances (consecutive star
     /// stages) share a worker; `None` leaves assignment to the layer's policy.
     pub blocks: Option<usize>,
+    /// Stage assignment (`--assign stages:B`, the default with B = 32): the box tasks
+    /// of a star's stages go to the workers in runs of B consecutive stages (in the
+    /// order the stages are first used), so a record walking down a star crosses to
+    /// another worker once in B stages instead of at every stage; every other box
+    /// task goes by the layer's policy (round-robin). `None`: no stage rule.
+    pub stage_blocks: Option<usize>,
     /// Write a Chrome/Perfetto trace-event JSON of the run here.
     pub trace_file: Option<PathBuf>,
 }
@@ -127,10 +133,16 @@ impl Default for LpelConfig {
             batch: 64,
             max_parked: 512,
             blocks: None,
+            stage_blocks: Some(DEFAULT_STAGE_BLOCK),
             trace_file: None,
         }
     }
 }
+
+/// Consecutive star stages whose box tasks share a worker by default (see
+/// [`LpelConfig::stage_blocks`]): deep 10 000 at 2 workers took 0.63–0.65 s with 32 and
+/// 16, 0.72–0.90 s with plain round-robin (every stage on the other worker).
+const DEFAULT_STAGE_BLOCK: usize = 32;
 
 /// The `snet run` options of the LPEL engine, as given on the command line (parsed
 /// by [`LpelConfig::from_cli`]).
@@ -223,22 +235,26 @@ impl LpelConfig {
             });
         }
         if let Some(a) = &o.assign {
+            let size = |b: &str| {
+                b.parse::<usize>()
+                    .ok()
+                    .filter(|b| *b > 0)
+                    .ok_or_else(|| format!("bad --assign argument `{a}`"))
+            };
+            // Every policy but `stages` turns the stage rule off: the user asked for
+            // that policy alone.
+            c.stage_blocks = None;
             match a.split_once(':') {
-                Some(("blocks", b)) => {
-                    c.blocks = Some(
-                        b.parse::<usize>()
-                            .ok()
-                            .filter(|b| *b > 0)
-                            .ok_or_else(|| format!("bad --assign argument `{a}`"))?,
-                    )
-                }
+                Some(("blocks", b)) => c.blocks = Some(size(b)?),
+                Some(("stages", b)) => c.stage_blocks = Some(size(b)?),
                 _ => match a.as_str() {
                     "round-robin" | "rr" => c.runtime.assignment = Assignment::RoundRobin,
                     "balanced" => c.runtime.assignment = Assignment::Balanced,
                     "blocks" => c.blocks = Some(16),
+                    "stages" => c.stage_blocks = Some(DEFAULT_STAGE_BLOCK),
                     _ => {
                         return Err(format!(
-                            "unknown assignment policy `{a}` (expected round-robin, balanced or blocks[:B])"
+                            "unknown assignment policy `{a}` (expected stages[:B], round-robin, balanced or blocks[:B])"
                         ))
                     }
                 },
@@ -292,6 +308,8 @@ struct BoxState {
     /// The worker the instance's task last ran on (`usize::MAX`: none yet); a new
     /// task for the instance (after eviction) starts there.
     worker: AtomicUsize,
+    /// The innermost star whose stage holds the instance (stage assignment).
+    star: Option<NodeId>,
 }
 
 /// The state of one run, shared by the reader and every task.
@@ -305,6 +323,11 @@ struct Run<'a> {
     blocks: Option<usize>,
     /// Box instances given a worker by block assignment so far.
     spawned: AtomicUsize,
+    /// Stage assignment: runs of this many consecutive stages per worker.
+    stage_blocks: Option<usize>,
+    /// Stage assignment: box instances in stages of each star node given a worker so
+    /// far (indexed by node id).
+    stage_spawned: Vec<AtomicUsize>,
     workers: usize,
     max_parked: isize,
     /// Box names by box index (task names).
@@ -359,8 +382,15 @@ impl Run<'_> {
 
     fn box_state(&self, leaf: &Arc<Inst>) -> BoxState {
         let mut outer: Option<Arc<Inst>> = None;
+        let mut star = match leaf.slot {
+            Slot::Stage(s) => Some(s),
+            _ => None,
+        };
         let mut cur = leaf.parent();
         while let Some(p) = cur {
+            if let (None, Slot::Stage(s)) = (star, p.slot) {
+                star = Some(s);
+            }
             if matches!(self.walker.net.node(p.node).kind, NodeKind::Feedback { .. }) {
                 outer = Some(p.clone());
             }
@@ -376,6 +406,7 @@ impl Run<'_> {
             _fb_keep: outer.as_ref().map(Arc::downgrade),
             name,
             worker: AtomicUsize::new(usize::MAX),
+            star,
         }
     }
 
@@ -500,6 +531,10 @@ fn spawn_box(
     } else if let Some(b) = run.blocks {
         let k = run.spawned.fetch_add(1, Ordering::Relaxed);
         spec = spec.on_worker((k / b) % run.workers);
+    } else if let (Some(b), Some(star)) = (run.stage_blocks, st.star) {
+        let star = star as usize;
+        let k = run.stage_spawned[star].fetch_add(1, Ordering::Relaxed);
+        spec = spec.on_worker((k / b + star) % run.workers);
     }
     let mut task = BoxTask {
         run,
@@ -646,6 +681,8 @@ impl Engine for LpelEngine {
                 .clamp(1, self.config.stream_capacity.max(1)),
             blocks: self.config.blocks.map(|b| b.max(1)),
             spawned: AtomicUsize::new(0),
+            stage_blocks: self.config.stage_blocks.map(|b| b.max(1)),
+            stage_spawned: net.nodes.iter().map(|_| AtomicUsize::new(0)).collect(),
             workers: opts.workers.max(1),
             max_parked: self.config.max_parked as isize,
             names: net

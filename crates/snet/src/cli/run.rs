@@ -108,7 +108,7 @@ pub(crate) struct LpelArgs {
     /// lpel and front engines: write a Chrome/Perfetto trace-event JSON of the run.
     #[arg(long, value_name = "FILE.json")]
     pub(crate) trace: Option<PathBuf>,
-    /// lpel engine: task assignment, round-robin, balanced or blocks[:B].
+    /// lpel engine: task assignment, stages[:B] (default), round-robin, balanced or blocks[:B].
     #[arg(long, value_name = "POLICY")]
     pub(crate) assign: Option<String>,
     /// lpel engine: ready-queue scheduling, fifo or priority.
