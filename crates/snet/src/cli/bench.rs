@@ -338,7 +338,9 @@ pub(crate) fn run(args: BenchArgs) -> ExitCode {
         Ok(b) => b,
         Err(e) => return fail(e),
     };
-    let boxes = if args.c_boxes {
+    let boxes = if b.prog.net().boxes.is_empty() {
+        "no boxes"
+    } else if args.c_boxes {
         "C boxes"
     } else {
         "Rust boxes"
