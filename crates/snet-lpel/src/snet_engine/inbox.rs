@@ -84,6 +84,36 @@ pub(crate) enum Take {
     Retired,
 }
 
+/// Empty job buffers kept per thread for inboxes that start filling again.
+const SPARE_BUFFERS: usize = 16;
+
+thread_local! {
+    static SPARES: std::cell::RefCell<Vec<VecDeque<Job>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// An empty buffer for an inbox that has none: a spare of this thread's, or a new one.
+fn spare_buffer() -> VecDeque<Job> {
+    SPARES
+        .try_with(|s| s.borrow_mut().pop())
+        .ok()
+        .flatten()
+        .unwrap_or_default()
+}
+
+/// Keeps the (empty) buffer of an inbox whose consumer parks, if this thread has room.
+fn keep_spare(buf: VecDeque<Job>) {
+    if buf.capacity() == 0 {
+        return;
+    }
+    debug_assert!(buf.is_empty());
+    let _ = SPARES.try_with(|s| {
+        let mut s = s.borrow_mut();
+        if s.len() < SPARE_BUFFERS {
+            s.push(buf);
+        }
+    });
+}
+
 /// The inbox of one box instance.
 #[derive(Debug)]
 pub(crate) struct Inbox {
@@ -125,6 +155,9 @@ impl Inbox {
             block(TaskState::BlockedOut, &self.meta);
             blocked = true;
             g = self.lock();
+        }
+        if g.queue.capacity() == 0 {
+            g.queue = spare_buffer();
         }
         g.queue.push_back(job);
         let len = g.queue.len();
@@ -179,8 +212,10 @@ impl Inbox {
             return Take::Retired;
         }
         // An idle inbox keeps no buffer: deep replication creates many instances that
-        // are busy only for a while.
-        g.queue = VecDeque::new();
+        // are busy only for a while. The buffer goes to this thread's spares, for the
+        // next inbox that fills here (regrowing one from nothing at every park cost a
+        // reallocation and a copy per few jobs).
+        let idle = std::mem::take(&mut g.queue);
         g.gen += 1;
         let gen = g.gen;
         g.consumer = Consumer::Parked {
@@ -189,6 +224,7 @@ impl Inbox {
         };
         let woken = self.wake_for_room(&mut g, 0);
         drop(g);
+        keep_spare(idle);
         account_external(&self.meta, false, 0, !woken.is_empty(), true, 0);
         for w in woken {
             w.wake();
