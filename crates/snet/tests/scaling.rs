@@ -4,8 +4,29 @@
 //! old behaviour broke by a wide margin.
 
 use snet::{Arg, ArgExt, BoxInput, BoxOutput, EngineKind, Program, Record};
-use snet_core::Label;
+use snet_core::{Engine, Label, RunOptions, RunStats};
+use snet_lpel::snet_engine::{LpelConfig, LpelEngine};
 use std::time::{Duration, Instant};
+
+fn run_lpel(
+    prog: &Program,
+    cfg: LpelConfig,
+    workers: usize,
+    input: Vec<Record>,
+) -> (Vec<Record>, RunStats) {
+    let mut out = Vec::new();
+    let mut src = input.into_iter().fuse();
+    let stats = LpelEngine::new(cfg)
+        .run(
+            prog.net(),
+            prog.boxes(),
+            &mut src,
+            &mut out,
+            &RunOptions { workers },
+        )
+        .unwrap_or_else(|e| panic!("lpel, {workers} workers: {e}"));
+    (out, stats)
+}
 
 fn tag(r: &Record, name: &str) -> Option<i32> {
     r.tag(Label::tag(name))
@@ -114,4 +135,38 @@ fn reading_a_record_is_linear_in_its_labels() {
         wide < narrow * 5 + Duration::from_millis(20),
         "5 records x 32000 labels took {wide:?}, 320 x 500 took {narrow:?}"
     );
+}
+
+#[test]
+fn lpel_replicas_spawned_faster_than_they_run_recycle_their_stacks() {
+    // 40000 replicas of `tpass ! <k>` at one worker: the reader spawns a task per
+    // replica much faster than the worker runs them. Parked tasks beyond `max_parked`
+    // are evicted, but an evicted task gave its stack back only when it reached the
+    // head of the ready queue, behind the fresh tasks, each of which took a new stack:
+    // ~40000 stacks (past vm.max_map_count at 80000 replicas, the run failed).
+    let mut p = Program::from_source(
+        "reps.snet",
+        "net reps { box tpass((<k>) -> (<k>)); } connect tpass ! <k>;",
+    )
+    .unwrap();
+    p.bind("tpass", |i: &BoxInput<'_>, o: &mut BoxOutput<'_>| {
+        o.emit(1, vec![Arg::tag(i.tag("k").unwrap_or(-1))])
+    })
+    .unwrap();
+    let n = 40_000;
+    let input: Vec<Record> = (0..n).map(|k| Record::new().with_tag("k", k)).collect();
+    for workers in [1, 2] {
+        let cfg = LpelConfig::default();
+        let max_parked = cfg.max_parked as u64;
+        let (out, stats) = run_lpel(&p, cfg, workers, input.clone());
+        let mut got: Vec<i32> = out.iter().map(|r| tag(r, "k").unwrap()).collect();
+        got.sort_unstable();
+        assert_eq!(got, (0..n).collect::<Vec<_>>());
+        assert_eq!(stats.box_calls, n as u64);
+        assert!(
+            stats.stacks_created <= max_parked + 64 * workers as u64,
+            "{workers} workers: {} task stacks for {n} replicas",
+            stats.stacks_created
+        );
+    }
 }

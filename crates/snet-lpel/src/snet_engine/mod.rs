@@ -438,7 +438,7 @@ impl Run<'_> {
             }
         }
         if let Some(v) = victim {
-            v.wake();
+            v.wake_first();
         }
     }
 
@@ -806,6 +806,7 @@ impl Engine for LpelEngine {
             RunStats::from_counters("lpel", &run.walker.counters, run.walker.insts.get());
         stats.discarded_in_sync = discarded as u64;
         stats.wall = wall;
+        stats.stacks_created = lstats.workers.iter().map(|w| w.stacks_created).sum();
         stats.workers = lstats
             .workers
             .iter()
