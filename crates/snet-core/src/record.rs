@@ -187,6 +187,15 @@ impl Record {
             .chain(self.btags.iter().map(|(l, _)| *l))
     }
 
+    /// Bytes of field payload the record refers to (shared payloads counted in full):
+    /// what queueing it costs in memory, for engines that bound their queues by size.
+    pub fn payload_bytes(&self) -> usize {
+        self.fields
+            .iter()
+            .map(|(_, v)| v.as_ref().map_or(0, Value::byte_len))
+            .sum()
+    }
+
     /// Number of labels.
     pub fn len(&self) -> usize {
         self.fields.len() + self.tags.len() + self.btags.len()

@@ -3,7 +3,7 @@
 //! records or replicas on the lpel engine. Each test checks the output and a bound the
 //! old behaviour broke by a wide margin.
 
-use snet::{Arg, ArgExt, BoxInput, BoxOutput, EngineKind, Program, Record};
+use snet::{Arg, ArgExt, BoxInput, BoxOutput, EngineKind, Program, Record, Value};
 use snet_core::{Engine, Label, RunOptions, RunStats};
 use snet_lpel::snet_engine::{LpelConfig, LpelEngine};
 use std::time::{Duration, Instant};
@@ -135,6 +135,45 @@ fn reading_a_record_is_linear_in_its_labels() {
         wide < narrow * 5 + Duration::from_millis(20),
         "5 records x 32000 labels took {wide:?}, 320 x 500 took {narrow:?}"
     );
+}
+
+#[test]
+fn lpel_inboxes_bound_big_records_by_bytes() {
+    // 200 records of a 4 MiB field (one shared payload, counted in full per record)
+    // through six boxes. Counting jobs only, the reader queued 64 of them at the first
+    // box and each box took batches of 64: ~128 records (512 MiB) in flight. With the
+    // byte budget (4 MiB) a box holds about one queued, one taken and one output.
+    let src = format!(
+        "net big {{ box pass((x, <i>) -> (x, <i>)); }} connect {};",
+        ["pass"; 6].join(" .. ")
+    );
+    let mut p = Program::from_source("big.snet", &src).unwrap();
+    p.bind("pass", |i: &BoxInput<'_>, o: &mut BoxOutput<'_>| {
+        let x = i.field("x").cloned().expect("x");
+        o.emit(1, vec![Arg::field(x), Arg::tag(i.tag("i").unwrap_or(-1))])
+    })
+    .unwrap();
+    let payload = Value::int_array(&vec![7; 1 << 20]);
+    let input: Vec<Record> = (0..200)
+        .map(|i| {
+            Record::new()
+                .with_field("x", payload.clone())
+                .with_tag("i", i)
+        })
+        .collect();
+    for workers in [1, 2] {
+        let (out, stats) = run_lpel(&p, LpelConfig::default(), workers, input.clone());
+        let got: Vec<i32> = out.iter().map(|r| tag(r, "i").unwrap()).collect();
+        assert_eq!(got, (0..200).collect::<Vec<_>>(), "a pipeline keeps order");
+        assert!(out
+            .iter()
+            .all(|r| r.field(Label::field("x")).unwrap().as_ref().unwrap().len() == 1 << 20));
+        assert!(
+            stats.peak_in_flight <= 6 * 3 + 2,
+            "{workers} workers: {} records of 4 MiB in flight",
+            stats.peak_in_flight
+        );
+    }
 }
 
 #[test]
