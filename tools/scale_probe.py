@@ -101,6 +101,27 @@ void *sum(void *hnd, c4snet_data_t *x)
     C4SNetOut(hnd, 1, (int)(s & 0x7fffffff));
     return hnd;
 }
+/* mkfast((<sz>) -> (x)): int array of sz elements, all set to 1 (memset) */
+void *mkfast(void *hnd, int sz)
+{
+    int *p;
+    c4snet_data_t *d = C4SNetAlloc(CTYPE_int, sz, (void **)&p);
+    memset(p, 1, (size_t)sz * sizeof(int));
+    C4SNetOut(hnd, 1, d);
+    return hnd;
+}
+/* slowsum((x) -> (<s>)): reads every element 8 times */
+void *slowsum(void *hnd, c4snet_data_t *x)
+{
+    int *p = C4SNetGetData(x);
+    size_t n = C4SNetArraySize(x);
+    unsigned s = 0;
+    for (int r = 0; r < 8; r++)
+        for (size_t i = 0; i < n; i++) s += (unsigned)p[i] * (unsigned)(r + 1);
+    C4SNetFree(x);
+    C4SNetOut(hnd, 1, (int)(s & 0x7fffffff));
+    return hnd;
+}
 /* mkpair((<k>) -> (a, <k>) | (b, <k>)): emits a and b for k */
 void *mkpair(void *hnd, int k)
 {
@@ -292,6 +313,12 @@ def _(n):
     return ('net p { box mk((<sz>) -> (x)); box fpass((x) -> (x)); box sum((x) -> (<s>)); } '
             'connect mk .. %s .. sum;' % chain(10, 'fpass'),
             [rec([('sz', 1 << 22), ('id', i)]) for i in range(n)])
+
+
+@wl('big_slow', 16, note='mkfast .. slowsum: N records of 4 MB, producer faster than consumer')
+def _(n):
+    return ('net p { box mkfast((<sz>) -> (x)); box slowsum((x) -> (<s>)); } connect mkfast .. slowsum;',
+            [rec([('sz', 1 << 20), ('id', i)]) for i in range(n)])
 
 
 @wl('big_input', 100000, note='one input field of N ints through fpass x10, summed')
