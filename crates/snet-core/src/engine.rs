@@ -354,6 +354,8 @@ pub struct RunStats {
     pub peak_in_flight: u64,
     /// Successful steals (work-stealing engines).
     pub steals: u64,
+    /// Task stacks mapped (lpel: stack-pool misses over the run; 0 for the others).
+    pub stacks_created: u64,
     /// Wall time of the run.
     pub wall: Duration,
     /// Per-worker busy/idle time.
@@ -412,6 +414,9 @@ impl fmt::Display for RunStats {
         writeln!(f, "entities created  {}", self.entities_created)?;
         writeln!(f, "peak in flight    {}", self.peak_in_flight)?;
         writeln!(f, "steals            {}", self.steals)?;
+        if self.stacks_created > 0 {
+            writeln!(f, "task stacks       {}", self.stacks_created)?;
+        }
         for (i, w) in self.workers.iter().enumerate() {
             writeln!(f, "worker {i}          busy {:?} idle {:?}", w.busy, w.idle)?;
         }

@@ -91,6 +91,24 @@ impl Record {
         }
     }
 
+    /// Appends field `l`, which the record must not carry yet (readers that track the
+    /// labels they have seen; [`Record::set_field`] otherwise).
+    pub fn push_field(&mut self, l: Label, v: Field) {
+        debug_assert!(l.kind() == LabelKind::Field && !self.has(l));
+        self.fields.push((l, v));
+    }
+
+    /// Appends tag or binding tag `l`, which the record must not carry yet (see
+    /// [`Record::push_field`]).
+    pub fn push_tag(&mut self, l: Label, v: i32) {
+        debug_assert!(!self.has(l));
+        match l.kind() {
+            LabelKind::Tag => self.tags.push((l, v)),
+            LabelKind::BTag => self.btags.push((l, v)),
+            LabelKind::Field => debug_assert!(false, "push_tag on a field label"),
+        }
+    }
+
     /// True if the record carries label `l`.
     pub fn has(&self, l: Label) -> bool {
         match l.kind() {
@@ -169,6 +187,15 @@ impl Record {
             .chain(self.btags.iter().map(|(l, _)| *l))
     }
 
+    /// Bytes of field payload the record refers to (shared payloads counted in full):
+    /// what queueing it costs in memory, for engines that bound their queues by size.
+    pub fn payload_bytes(&self) -> usize {
+        self.fields
+            .iter()
+            .map(|(_, v)| v.as_ref().map_or(0, Value::byte_len))
+            .sum()
+    }
+
     /// Number of labels.
     pub fn len(&self) -> usize {
         self.fields.len() + self.tags.len() + self.btags.len()
@@ -182,14 +209,18 @@ impl Record {
     /// Flow inheritance (spec §7.2): attaches every field and tag of `from` that `self`
     /// does not already carry. Binding tags are never inherited. `from` has already had
     /// its consumed labels removed.
+    ///
+    /// Only the labels `self` carried before are searched (`from` has no duplicates), so
+    /// the cost is `|self| * |from|`, not quadratic in the labels inherited.
     pub fn inherit_from(&mut self, from: &Record) {
+        let (nf, nt) = (self.fields.len(), self.tags.len());
         for (l, v) in &from.fields {
-            if !self.fields.iter().any(|(k, _)| k == l) {
+            if !self.fields[..nf].iter().any(|(k, _)| k == l) {
                 self.fields.push((*l, v.clone()));
             }
         }
         for (l, v) in &from.tags {
-            if !self.tags.iter().any(|(k, _)| k == l) {
+            if !self.tags[..nt].iter().any(|(k, _)| k == l) {
                 self.tags.push((*l, *v));
             }
         }
@@ -197,13 +228,14 @@ impl Record {
 
     /// Like [`Record::inherit_from`] but moves the labels out of `from` (last output).
     pub fn inherit_from_owned(&mut self, from: Record) {
+        let (nf, nt) = (self.fields.len(), self.tags.len());
         for (l, v) in from.fields {
-            if !self.fields.iter().any(|(k, _)| *k == l) {
+            if !self.fields[..nf].iter().any(|(k, _)| *k == l) {
                 self.fields.push((l, v));
             }
         }
         for (l, v) in from.tags {
-            if !self.tags.iter().any(|(k, _)| *k == l) {
+            if !self.tags[..nt].iter().any(|(k, _)| *k == l) {
                 self.tags.push((l, v));
             }
         }

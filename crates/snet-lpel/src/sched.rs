@@ -63,6 +63,24 @@ impl ReadyQueue {
         }
     }
 
+    /// PUT-READY ahead of every ready task (an urgent wake-up, see `Task::urgent`).
+    pub(crate) fn put_first(&mut self, t: Arc<Task>) {
+        match self {
+            ReadyQueue::Fifo { next, rest } => {
+                if let Some(n) = next.replace(t) {
+                    rest.push_front(n);
+                }
+            }
+            ReadyQueue::Priority { high, low } => {
+                if t.kind == TaskKind::Box {
+                    low.push_front(t)
+                } else {
+                    high.push_front(t)
+                }
+            }
+        }
+    }
+
     /// FETCH-READY.
     #[inline(always)]
     pub(crate) fn fetch(&mut self) -> Option<Arc<Task>> {

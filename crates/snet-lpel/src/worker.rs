@@ -257,7 +257,11 @@ impl WorkerCtx {
             // SAFETY: we own the task (it is being put into our ready set).
             unsafe { t.local().ready_since = now_ns() };
         }
-        self.ready().put(t);
+        if t.urgent.load(Relaxed) && t.urgent.swap(false, Relaxed) {
+            self.ready().put_first(t);
+        } else {
+            self.ready().put(t);
+        }
     }
 
     /// Makes a task assigned to this worker ready; its coroutine is created at its

@@ -50,6 +50,7 @@ use snet_core::label::Label;
 use snet_core::record::{DataMode, Record};
 use snet_core::value::text::parse_value;
 use std::borrow::Cow;
+use std::collections::HashSet;
 use std::io::{self, Read};
 use std::ops::Range;
 
@@ -79,7 +80,13 @@ pub struct XmlReader<R> {
     records: u64,
     /// Attributes of the element being parsed (reused to avoid allocation).
     attrs: Vec<Attr>,
+    /// Labels of the record being parsed, kept once it has [`LINEAR_LABELS`] of them
+    /// (a repeated label is then found by hashing instead of a scan of the record).
+    seen: HashSet<Label>,
 }
+
+/// Up to this many labels a record is searched linearly for a repeated label.
+const LINEAR_LABELS: usize = 16;
 
 /// See [`XmlReader::line_col`].
 #[derive(Debug, Default)]
@@ -152,6 +159,7 @@ impl<R: Read> XmlReader<R> {
             terminated: false,
             records: 0,
             attrs: Vec::new(),
+            seen: HashSet::new(),
         }
     }
 
@@ -575,6 +583,7 @@ impl<R: Read> XmlReader<R> {
         }
         let mut rec = Record::new();
         rec.mode = mode;
+        self.seen.clear();
         if self_closing {
             self.pos = i;
             return Ok(Parsed::Data(rec));
@@ -684,7 +693,12 @@ impl<R: Read> XmlReader<R> {
             }
         };
         let next = self.expect_close(end, "field", &label)?;
-        rec.set_field(Label::field(&label), Some(value));
+        let l = Label::field(&label);
+        if self.is_new_label(rec, l) {
+            rec.push_field(l, Some(value));
+        } else {
+            rec.set_field(l, Some(value));
+        }
         Ok(next)
     }
 
@@ -711,8 +725,25 @@ impl<R: Read> XmlReader<R> {
         } else {
             Label::tag(&label)
         };
-        rec.set_tag(l, value);
+        if self.is_new_label(rec, l) {
+            rec.push_tag(l, value);
+        } else {
+            rec.set_tag(l, value);
+        }
         Ok(next)
+    }
+
+    /// True if `rec` (the record being parsed) does not carry `l` yet; then `l` is
+    /// about to be added. Linear in small records, hashed in large ones, so reading a
+    /// record costs linear time in its number of labels.
+    fn is_new_label(&mut self, rec: &Record, l: Label) -> bool {
+        if rec.len() < LINEAR_LABELS {
+            return !rec.has(l);
+        }
+        if self.seen.is_empty() {
+            self.seen.extend(rec.labels());
+        }
+        self.seen.insert(l)
     }
 }
 

@@ -25,6 +25,16 @@
 //! producer, whose retried push makes the queue non-empty again (or, if the run is
 //! stopping, pushes without blocking). A box instance thus holds at most `capacity`
 //! queued jobs plus the batch in its task's hand.
+//!
+//! # Byte budget
+//!
+//! Counting jobs alone lets big records multiply: 64 queued plus 64 in hand per box,
+//! at 16 MB each, is 2 GB per pipeline stage. The inbox therefore also counts the field
+//! payload bytes of its queued jobs ([`Record::payload_bytes`]): a push blocks as well
+//! while the queue is non-empty and holds `max_bytes` or more, and a take stops once it
+//! has taken `max_bytes` (always at least one job). The liveness argument above is
+//! unchanged: a producer registers only while the queue is non-empty, so a later take
+//! follows, and a take that empties the queue has room (by count and bytes) again.
 
 use super::park::{block, Waiter};
 use crate::stream::{account_external, external_meta, StreamMeta};
@@ -42,6 +52,13 @@ pub(crate) struct Job {
     pub(crate) ctx: Ctx,
 }
 
+impl Job {
+    /// Field payload bytes of the job's record (the inbox's byte budget).
+    fn bytes(&self) -> usize {
+        self.rec.as_ref().map_or(0, Record::payload_bytes)
+    }
+}
+
 /// The consumer side of an inbox.
 #[derive(Debug)]
 enum Consumer {
@@ -53,6 +70,8 @@ enum Consumer {
 #[derive(Debug)]
 struct Inner {
     queue: VecDeque<Job>,
+    /// Field payload bytes of the queued jobs.
+    bytes: usize,
     consumer: Consumer,
     /// Incarnation of the current consumer task.
     inc: u64,
@@ -119,21 +138,25 @@ fn keep_spare(buf: VecDeque<Job>) {
 pub(crate) struct Inbox {
     inner: Mutex<Inner>,
     capacity: usize,
+    /// Payload bytes beyond which a non-empty queue counts as full.
+    max_bytes: usize,
     /// Stream identity for monitoring and deadlock reports.
     meta: Arc<StreamMeta>,
 }
 
 impl Inbox {
-    pub(crate) fn new(capacity: usize, name: Arc<str>) -> Inbox {
+    pub(crate) fn new(capacity: usize, max_bytes: usize, name: Arc<str>) -> Inbox {
         Inbox {
             inner: Mutex::new(Inner {
                 queue: VecDeque::new(),
+                bytes: 0,
                 consumer: Consumer::Absent,
                 inc: 0,
                 gen: 0,
                 producers: VecDeque::new(),
             }),
             capacity: capacity.max(1),
+            max_bytes: max_bytes.max(1),
             meta: external_meta(Some(name), capacity),
         }
     }
@@ -145,9 +168,10 @@ impl Inbox {
     /// Queues `job`, first blocking while the inbox is full if `may_block`. Returns
     /// what the caller must do for the consumer.
     pub(crate) fn push(&self, job: Job, may_block: &dyn Fn() -> bool) -> After {
+        let bytes = job.bytes();
         let mut g = self.lock();
         let mut blocked = false;
-        while g.queue.len() >= self.capacity && may_block() {
+        while self.full(&g) && may_block() {
             g.producers.push_back(Waiter::current());
             let len = g.queue.len();
             drop(g);
@@ -160,6 +184,7 @@ impl Inbox {
             g.queue = spare_buffer();
         }
         g.queue.push_back(job);
+        g.bytes += bytes;
         let len = g.queue.len();
         let after = match std::mem::replace(&mut g.consumer, Consumer::Active) {
             Consumer::Active => After::Nothing,
@@ -190,12 +215,31 @@ impl Inbox {
         if g.inc != inc || !matches!(g.consumer, Consumer::Active) {
             return Take::Retired;
         }
-        let n = g.queue.len().min(max.max(1));
+        let mut n = g.queue.len().min(max.max(1));
+        if g.bytes > self.max_bytes {
+            // Big records: about `max_bytes` worth at a time (at least one job).
+            let (mut acc, mut k) = (0, 0);
+            for j in g.queue.iter().take(n) {
+                k += 1;
+                acc += j.bytes();
+                if acc >= self.max_bytes {
+                    break;
+                }
+            }
+            n = k;
+        }
         if n > 0 {
-            if n == g.queue.len() && hand.is_empty() {
-                // The whole queue: exchange buffers instead of moving jobs.
-                std::mem::swap(&mut g.queue, hand);
+            if n == g.queue.len() {
+                g.bytes = 0;
+                if hand.is_empty() {
+                    // The whole queue: exchange buffers instead of moving jobs.
+                    std::mem::swap(&mut g.queue, hand);
+                } else {
+                    hand.extend(g.queue.drain(..));
+                }
             } else {
+                let taken: usize = g.queue.iter().take(n).map(Job::bytes).sum();
+                g.bytes -= taken;
                 hand.extend(g.queue.drain(..n));
             }
             let len = g.queue.len();
@@ -232,10 +276,22 @@ impl Inbox {
         Take::Parked(gen)
     }
 
+    /// Whether a blocking push must wait: the queue holds `capacity` jobs, or it is
+    /// non-empty and holds `max_bytes` of payload.
+    fn full(&self, g: &Inner) -> bool {
+        g.queue.len() >= self.capacity || (g.bytes >= self.max_bytes && !g.queue.is_empty())
+    }
+
     /// Takes out as many blocked producers as there is room for with `len` jobs
-    /// queued (they retry their push after being woken).
+    /// queued (they retry their push after being woken, and block again if the
+    /// queue is full by then).
     fn wake_for_room(&self, g: &mut Inner, len: usize) -> Vec<Waiter> {
-        let k = self.capacity.saturating_sub(len).min(g.producers.len());
+        let room = if len > 0 && g.bytes >= self.max_bytes {
+            0
+        } else {
+            self.capacity.saturating_sub(len)
+        };
+        let k = room.min(g.producers.len());
         if k == 0 {
             Vec::new()
         } else {
@@ -353,7 +409,7 @@ mod tests {
         let mut evictions = 0;
         for (capacity, batch) in [(1, 1), (2, 2), (3, 1)] {
             let sh: &'static Shared = Box::leak(Box::new(Shared {
-                inbox: Inbox::new(capacity, Arc::from("test")),
+                inbox: Inbox::new(capacity, usize::MAX, Arc::from("test")),
                 next: (0..=PRODUCERS).map(|_| AtomicUsize::new(0)).collect(),
                 received: AtomicUsize::new(0),
                 evictions: AtomicUsize::new(0),

@@ -49,7 +49,8 @@
 //! The reader is nobody's downstream, so its pushes always block: input is admitted
 //! only when there is room (back pressure up to the reader). Outside feedback loops
 //! a box instance holds at most `stream_capacity` queued jobs plus the batch its task
-//! took.
+//! took, and (for big records) about `stream_bytes` of field payload queued plus as
+//! much in the batch (module `inbox`, "Byte budget").
 //!
 //! The engine checks the claim at run time: if the runtime ever goes quiescent with a
 //! producer blocked, the run fails with an "internal deadlock" error instead of
@@ -101,6 +102,10 @@ pub struct LpelConfig {
     pub runtime: Config,
     /// Jobs an inbox holds before pushes outside feedback loops block (at least 1).
     pub stream_capacity: usize,
+    /// Field payload bytes at which a non-empty inbox also counts as full, and that a
+    /// box task takes at most in one batch (at least one job): bounds the memory of
+    /// queued big records (64 jobs of 16 MB each would be 1 GB per inbox).
+    pub stream_bytes: usize,
     /// Jobs a box task takes from its inbox under one lock (at most the capacity; a
     /// box instance holds at most `stream_capacity` queued jobs plus this batch).
     pub batch: usize,
@@ -130,6 +135,7 @@ impl Default for LpelConfig {
                 ..Config::default()
             },
             stream_capacity: 64,
+            stream_bytes: 4 << 20,
             batch: 64,
             max_parked: 512,
             blocks: None,
@@ -317,6 +323,8 @@ struct Run<'a> {
     walker: Walker<'a>,
     output: Mutex<&'a mut dyn RecordSink>,
     capacity: usize,
+    /// Inbox byte budget ([`LpelConfig::stream_bytes`]).
+    max_bytes: usize,
     /// Jobs a task takes from its inbox at a time.
     batch: usize,
     /// Block assignment: the k-th new box instance goes to worker `(k / b) % workers`.
@@ -401,7 +409,7 @@ impl Run<'_> {
             None => Arc::from("?"),
         };
         BoxState {
-            inbox: Inbox::new(self.capacity, name.clone()),
+            inbox: Inbox::new(self.capacity, self.max_bytes, name.clone()),
             fb: outer.as_ref().map_or(0, |p| Arc::as_ptr(p) as usize),
             _fb_keep: outer.as_ref().map(Arc::downgrade),
             name,
@@ -438,7 +446,7 @@ impl Run<'_> {
             }
         }
         if let Some(v) = victim {
-            v.wake();
+            v.wake_first();
         }
     }
 
@@ -675,6 +683,7 @@ impl Engine for LpelEngine {
             walker: Walker::new(net, boxes)?,
             output: Mutex::new(output),
             capacity: self.config.stream_capacity.max(1),
+            max_bytes: self.config.stream_bytes.max(1),
             batch: self
                 .config
                 .batch
@@ -806,6 +815,7 @@ impl Engine for LpelEngine {
             RunStats::from_counters("lpel", &run.walker.counters, run.walker.insts.get());
         stats.discarded_in_sync = discarded as u64;
         stats.wall = wall;
+        stats.stacks_created = lstats.workers.iter().map(|w| w.stacks_created).sum();
         stats.workers = lstats
             .workers
             .iter()

@@ -103,6 +103,19 @@ impl Waiter {
             }
         }
     }
+
+    /// Like [`Waiter::wake`], but a task goes ahead of the tasks already ready on its
+    /// worker. For evicted consumers: they only end and give back their stacks, and
+    /// behind a long ready queue of freshly spawned tasks (each of which takes a new
+    /// stack at its first dispatch) the stacks of evicted tasks would pile up.
+    pub(crate) fn wake_first(self) {
+        if let Waiter::Task(p) = &self {
+            // SAFETY: the task is alive while blocked (see the `Send` impl above); the
+            // flag is atomic and read by the owner worker when it makes the task ready.
+            unsafe { (**p).urgent.store(true, Ordering::Relaxed) };
+        }
+        self.wake();
+    }
 }
 
 /// Blocks the caller until the handle it registered is woken (protocol step 2).

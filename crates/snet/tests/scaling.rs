@@ -1,0 +1,211 @@
+//! Scaling regressions found by `tools/scale_probe.py`: costs that grew faster than the
+//! work (records with many labels), and memory or stacks that grew with the number of
+//! records or replicas on the lpel engine. Each test checks the output and a bound the
+//! old behaviour broke by a wide margin.
+
+use snet::{Arg, ArgExt, BoxInput, BoxOutput, EngineKind, Program, Record, Value};
+use snet_core::{Engine, Label, RunOptions, RunStats};
+use snet_lpel::snet_engine::{LpelConfig, LpelEngine};
+use std::time::{Duration, Instant};
+
+fn run_lpel(
+    prog: &Program,
+    cfg: LpelConfig,
+    workers: usize,
+    input: Vec<Record>,
+) -> (Vec<Record>, RunStats) {
+    let mut out = Vec::new();
+    let mut src = input.into_iter().fuse();
+    let stats = LpelEngine::new(cfg)
+        .run(
+            prog.net(),
+            prog.boxes(),
+            &mut src,
+            &mut out,
+            &RunOptions { workers },
+        )
+        .unwrap_or_else(|e| panic!("lpel, {workers} workers: {e}"));
+    (out, stats)
+}
+
+fn tag(r: &Record, name: &str) -> Option<i32> {
+    r.tag(Label::tag(name))
+}
+
+/// The fastest of three runs of `f` (the least disturbed by other work on the machine).
+fn fastest(mut f: impl FnMut()) -> Duration {
+    (0..3)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed()
+        })
+        .min()
+        .unwrap()
+}
+
+/// `count` records with `labels` tags `<t0>..` each, plus `<k>`.
+fn wide_records(count: usize, labels: usize) -> Vec<Record> {
+    (0..count)
+        .map(|i| {
+            let mut r = Record::new().with_tag("k", i as i32);
+            for j in 0..labels {
+                r.push_tag(Label::tag(&format!("t{j}")), j as i32);
+            }
+            r
+        })
+        .collect()
+}
+
+#[test]
+fn flow_inheritance_is_linear_in_the_labels_of_a_record() {
+    // Ten boxes in a row consume and emit <k>; every other label is inherited. The
+    // same number of labels passes in 160 records of 1000 labels and in 10 of 16000.
+    // Flow inheritance searched the growing output record for every inherited label
+    // (quadratic per record): the wide records took ~16x as long as the narrow ones.
+    let src = format!(
+        "net wide {{ box inc((<k>) -> (<k>)); }} connect {};",
+        ["inc"; 10].join(" .. ")
+    );
+    let mut p = Program::from_source("wide.snet", &src).unwrap();
+    p.bind("inc", |i: &BoxInput<'_>, o: &mut BoxOutput<'_>| {
+        o.emit(1, vec![Arg::tag(i.tag("k").unwrap_or(0) + 1)])
+    })
+    .unwrap();
+    let run = |count: usize, labels: usize| {
+        let input = wide_records(count, labels);
+        let expect_k: i32 = (0..count as i32).map(|k| k + 10).sum();
+        fastest(|| {
+            let out = p.run_records(EngineKind::Seq, input.clone()).unwrap();
+            assert_eq!(out.len(), count);
+            assert_eq!(
+                out.iter().map(|r| tag(r, "k").unwrap()).sum::<i32>(),
+                expect_k
+            );
+            assert!(out.iter().all(|r| r.len() == labels + 1));
+            assert_eq!(
+                tag(&out[0], &format!("t{}", labels - 1)),
+                Some(labels as i32 - 1)
+            );
+        })
+    };
+    let narrow = run(160, 1000);
+    let wide = run(10, 16_000);
+    assert!(
+        wide < narrow * 5 + Duration::from_millis(20),
+        "10 records x 16000 labels took {wide:?}, 160 x 1000 took {narrow:?}"
+    );
+}
+
+#[test]
+fn reading_a_record_is_linear_in_its_labels() {
+    // A repeated label replaces the earlier value (spec 11.2), so the reader looked up
+    // every label in the record read so far: quadratic in the labels of one record.
+    let xml = |count: usize, labels: usize| {
+        let mut s = String::from("<?xml version=\"1.0\" ?>\n");
+        for _ in 0..count {
+            s.push_str("<record type=\"data\" mode=\"textual\">");
+            for j in 0..labels {
+                s.push_str(&format!("<tag label=\"t{j}\">{j}</tag>"));
+            }
+            // A repeated label in a wide record still replaces the first value.
+            s.push_str("<tag label=\"t0\">-1</tag></record>\n");
+        }
+        s.push_str("<record type=\"terminate\" />\n");
+        s
+    };
+    let read = |count: usize, labels: usize| {
+        let text = xml(count, labels);
+        fastest(|| {
+            let recs: Vec<Record> = snet_io::XmlReader::new(text.as_bytes())
+                .map(|r| r.unwrap())
+                .collect();
+            assert_eq!(recs.len(), count);
+            assert!(recs.iter().all(|r| r.len() == labels));
+            assert!(recs.iter().all(|r| tag(r, "t0") == Some(-1)));
+            assert_eq!(
+                tag(&recs[0], &format!("t{}", labels - 1)),
+                Some(labels as i32 - 1)
+            );
+        })
+    };
+    let narrow = read(320, 500);
+    let wide = read(5, 32_000);
+    assert!(
+        wide < narrow * 5 + Duration::from_millis(20),
+        "5 records x 32000 labels took {wide:?}, 320 x 500 took {narrow:?}"
+    );
+}
+
+#[test]
+fn lpel_inboxes_bound_big_records_by_bytes() {
+    // 200 records of a 4 MiB field (one shared payload, counted in full per record)
+    // through six boxes. Counting jobs only, the reader queued 64 of them at the first
+    // box and each box took batches of 64: ~128 records (512 MiB) in flight. With the
+    // byte budget (4 MiB) a box holds about one queued, one taken and one output.
+    let src = format!(
+        "net big {{ box pass((x, <i>) -> (x, <i>)); }} connect {};",
+        ["pass"; 6].join(" .. ")
+    );
+    let mut p = Program::from_source("big.snet", &src).unwrap();
+    p.bind("pass", |i: &BoxInput<'_>, o: &mut BoxOutput<'_>| {
+        let x = i.field("x").cloned().expect("x");
+        o.emit(1, vec![Arg::field(x), Arg::tag(i.tag("i").unwrap_or(-1))])
+    })
+    .unwrap();
+    let payload = Value::int_array(&vec![7; 1 << 20]);
+    let input: Vec<Record> = (0..200)
+        .map(|i| {
+            Record::new()
+                .with_field("x", payload.clone())
+                .with_tag("i", i)
+        })
+        .collect();
+    for workers in [1, 2] {
+        let (out, stats) = run_lpel(&p, LpelConfig::default(), workers, input.clone());
+        let got: Vec<i32> = out.iter().map(|r| tag(r, "i").unwrap()).collect();
+        assert_eq!(got, (0..200).collect::<Vec<_>>(), "a pipeline keeps order");
+        assert!(out
+            .iter()
+            .all(|r| r.field(Label::field("x")).unwrap().as_ref().unwrap().len() == 1 << 20));
+        assert!(
+            stats.peak_in_flight <= 6 * 3 + 2,
+            "{workers} workers: {} records of 4 MiB in flight",
+            stats.peak_in_flight
+        );
+    }
+}
+
+#[test]
+fn lpel_replicas_spawned_faster_than_they_run_recycle_their_stacks() {
+    // 40000 replicas of `tpass ! <k>` at one worker: the reader spawns a task per
+    // replica much faster than the worker runs them. Parked tasks beyond `max_parked`
+    // are evicted, but an evicted task gave its stack back only when it reached the
+    // head of the ready queue, behind the fresh tasks, each of which took a new stack:
+    // ~40000 stacks (past vm.max_map_count at 80000 replicas, the run failed).
+    let mut p = Program::from_source(
+        "reps.snet",
+        "net reps { box tpass((<k>) -> (<k>)); } connect tpass ! <k>;",
+    )
+    .unwrap();
+    p.bind("tpass", |i: &BoxInput<'_>, o: &mut BoxOutput<'_>| {
+        o.emit(1, vec![Arg::tag(i.tag("k").unwrap_or(-1))])
+    })
+    .unwrap();
+    let n = 40_000;
+    let input: Vec<Record> = (0..n).map(|k| Record::new().with_tag("k", k)).collect();
+    for workers in [1, 2] {
+        let cfg = LpelConfig::default();
+        let max_parked = cfg.max_parked as u64;
+        let (out, stats) = run_lpel(&p, cfg, workers, input.clone());
+        let mut got: Vec<i32> = out.iter().map(|r| tag(r, "k").unwrap()).collect();
+        got.sort_unstable();
+        assert_eq!(got, (0..n).collect::<Vec<_>>());
+        assert_eq!(stats.box_calls, n as u64);
+        assert!(
+            stats.stacks_created <= max_parked + 64 * workers as u64,
+            "{workers} workers: {} task stacks for {n} replicas",
+            stats.stacks_created
+        );
+    }
+}
