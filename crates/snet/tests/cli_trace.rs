@@ -84,7 +84,13 @@ fn front_trace_counts_every_box_call_and_lpel_trace_every_dispatch() {
             );
         }
         // Every busy worker has a row (a small run may keep one of the two idle).
-        let workers = out.lines().filter(|l| l.starts_with("worker ")).count();
+        let workers = out
+            .lines()
+            .filter(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                f.len() > 2 && f[0] == "worker" && f[1].parse::<usize>().is_ok()
+            })
+            .count();
         assert!((1..=2).contains(&workers), "{out}");
     }
     std::fs::write(dir.join("bad.json"), "{\"traceEvents\": [").unwrap();
