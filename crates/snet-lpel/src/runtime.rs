@@ -18,6 +18,9 @@ use std::time::{Duration, Instant};
 pub(crate) enum Msg {
     /// A blocked task became ready.
     Wake(Arc<Task>),
+    /// A blocked task became ready and goes ahead of the ready tasks (see
+    /// [`crate::worker::deliver_first`]).
+    WakeFirst(Arc<Task>),
     /// Create the task's coroutine here (new task, or a migrated continuation).
     Start(Arc<Task>, Body),
 }

@@ -63,7 +63,8 @@ impl ReadyQueue {
         }
     }
 
-    /// PUT-READY ahead of every ready task (an urgent wake-up, see `Task::urgent`).
+    /// PUT-READY ahead of every ready task (an urgent wake-up, see
+    /// `worker::deliver_first`).
     pub(crate) fn put_first(&mut self, t: Arc<Task>) {
         match self {
             ReadyQueue::Fifo { next, rest } => {

@@ -224,9 +224,6 @@ pub(crate) struct Task {
     pub(crate) ready_avg: AtomicU64,
     /// Marked for migration by the random strategy's activation hook.
     pub(crate) candidate: AtomicBool,
-    /// Set by a waker that wants the task run before the tasks already ready (an
-    /// evicted task, which only ends and frees its stack); cleared by PUT-READY.
-    pub(crate) urgent: AtomicBool,
     pub(crate) local: UnsafeCell<Local>,
     /// The coroutine's yielder, set when it starts; read by the task itself to
     /// suspend (kept outside `local`, which the worker borrows during a resume).
@@ -288,7 +285,6 @@ impl Task {
             acks: AtomicU32::new(0),
             ready_avg: AtomicU64::new(0),
             candidate: AtomicBool::new(false),
-            urgent: AtomicBool::new(false),
             local: UnsafeCell::new(Local {
                 co: None,
                 pending: None,

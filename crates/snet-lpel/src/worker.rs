@@ -190,18 +190,35 @@ pub(crate) fn deliver(t: Arc<Task>) {
             return;
         }
     }
-    deliver_remote(t, owner);
+    deliver_remote(t, owner, false);
+}
+
+/// Like [`deliver`], but the task goes ahead of the tasks already ready on its worker
+/// (an urgent wake-up, off the hot path: the S-Net engine's evicted box tasks, which
+/// only end and give their stacks back).
+pub(crate) fn deliver_first(t: Arc<Task>) {
+    let owner = t.owner.load(Acquire);
+    let rt_ptr: *const RtShared = t.rt.as_deref().map_or(ptr::null(), |r| r);
+    let c = CTX.with(|c| c.get());
+    // SAFETY: CTX points to this thread's live worker context (see `with_ctx`).
+    if let Some(c) = unsafe { c.as_ref() } {
+        if c.index == owner && ptr::eq(&*c.rt, rt_ptr) {
+            c.put_ready_at(t, true);
+            return;
+        }
+    }
+    deliver_remote(t, owner, true);
 }
 
 /// [`deliver`] to another worker's mailbox (or nowhere, for a task of a runtime
 /// that is shutting down).
 #[inline(never)]
-fn deliver_remote(t: Arc<Task>, owner: usize) {
+fn deliver_remote(t: Arc<Task>, owner: usize, first: bool) {
     let Some(rt) = t.rt.clone() else { return };
     if rt.shutdown.load(Acquire) {
         return; // the runtime is being torn down: the task will not run again
     }
-    rt.send(owner, Msg::Wake(t));
+    rt.send(owner, if first { Msg::WakeFirst(t) } else { Msg::Wake(t) });
 }
 
 impl WorkerCtx {
@@ -252,12 +269,18 @@ impl WorkerCtx {
     /// PUT-READY on this worker.
     #[inline(always)]
     pub(crate) fn put_ready(&self, t: Arc<Task>) {
+        self.put_ready_at(t, false);
+    }
+
+    /// PUT-READY, ahead of every ready task if `first`.
+    #[inline(always)]
+    fn put_ready_at(&self, t: Arc<Task>, first: bool) {
         t.set_state(TaskState::Ready);
         if self.track_ready.is_some() {
             // SAFETY: we own the task (it is being put into our ready set).
             unsafe { t.local().ready_since = now_ns() };
         }
-        if t.urgent.load(Relaxed) && t.urgent.swap(false, Relaxed) {
+        if first {
             self.ready().put_first(t);
         } else {
             self.ready().put(t);
@@ -456,6 +479,7 @@ impl WorkerCtx {
             // SAFETY: this worker is the mailbox's only consumer.
             match unsafe { ws.mailbox.pop() } {
                 crate::mailbox::Pop::Data(Msg::Wake(t)) => self.put_ready(t),
+                crate::mailbox::Pop::Data(Msg::WakeFirst(t)) => self.put_ready_at(t, true),
                 crate::mailbox::Pop::Data(Msg::Start(t, body)) => self.start(t, body),
                 crate::mailbox::Pop::Empty => return,
                 crate::mailbox::Pop::Retry => std::hint::spin_loop(),
@@ -623,7 +647,7 @@ impl WorkerCtx {
         loop {
             // SAFETY: this worker is the mailbox's only consumer.
             match unsafe { ws.mailbox.pop() } {
-                crate::mailbox::Pop::Data(Msg::Wake(t)) => {
+                crate::mailbox::Pop::Data(Msg::Wake(t) | Msg::WakeFirst(t)) => {
                     // SAFETY: owner-only; the task is not running.
                     drop(unsafe { (t.local().co.take(), t.local().pending.take()) });
                 }

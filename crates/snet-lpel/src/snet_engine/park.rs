@@ -30,7 +30,7 @@
 
 use crate::stream::StreamMeta;
 use crate::task::{Suspend, Task, TaskState};
-use crate::worker::{current_task, deliver, suspend};
+use crate::worker::{current_task, deliver, deliver_first, suspend};
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -109,12 +109,15 @@ impl Waiter {
     /// behind a long ready queue of freshly spawned tasks (each of which takes a new
     /// stack at its first dispatch) the stacks of evicted tasks would pile up.
     pub(crate) fn wake_first(self) {
-        if let Waiter::Task(p) = &self {
-            // SAFETY: the task is alive while blocked (see the `Send` impl above); the
-            // flag is atomic and read by the owner worker when it makes the task ready.
-            unsafe { (**p).urgent.store(true, Ordering::Relaxed) };
+        match self {
+            Waiter::Task(p) => {
+                // SAFETY: as in `wake`: this unique claim takes back the one reference
+                // the blocked task's worker leaked.
+                let t = unsafe { Arc::from_raw(p) };
+                deliver_first(t);
+            }
+            thread => thread.wake(),
         }
-        self.wake();
     }
 }
 
