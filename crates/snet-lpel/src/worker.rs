@@ -218,7 +218,11 @@ fn deliver_remote(t: Arc<Task>, owner: usize, first: bool) {
     if rt.shutdown.load(Acquire) {
         return; // the runtime is being torn down: the task will not run again
     }
-    let msg = if first { Msg::WakeFirst(t) } else { Msg::Wake(t) };
+    let msg = if first {
+        Msg::WakeFirst(t)
+    } else {
+        Msg::Wake(t)
+    };
     rt.send(owner, msg);
 }
 
