@@ -5,22 +5,15 @@ use crate::boxes::BoxTable;
 use crate::det::Token;
 use crate::engine::{Engine, RecordSink, RecordSource, RunOptions, RunStats};
 use crate::error::RunError;
-use crate::inst::Inst;
 use crate::net::Net;
 use crate::walk::{Pos, Step, Walker};
 use std::cell::RefCell;
 use std::collections::VecDeque;
-use std::sync::Arc;
 use std::time::Instant;
 
 /// The single-threaded reference engine.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct SeqEngine;
-
-enum Job {
-    Box(Arc<Inst>, Token),
-    Init(crate::inst::InitCall),
-}
 
 impl Engine for SeqEngine {
     fn name(&self) -> &'static str {
@@ -37,11 +30,12 @@ impl Engine for SeqEngine {
     ) -> Result<RunStats, RunError> {
         let start = Instant::now();
         let w = Walker::new(net, boxes)?;
-        let queue: RefCell<VecDeque<Job>> = RefCell::new(VecDeque::new());
+        // Pending box and initialiser steps, queued as they are (re-wrapping each in a
+        // job type of its own cost a copy of the record per firing).
+        let queue: RefCell<VecDeque<Step>> = RefCell::new(VecDeque::new());
         let mut out_err: Option<RunError> = None;
         let mut sink = |s: Step| match s {
-            Step::Box(i, t) => queue.borrow_mut().push_back(Job::Box(i, t)),
-            Step::Init(c) => queue.borrow_mut().push_back(Job::Init(c)),
+            Step::Box(..) | Step::Init(_) => queue.borrow_mut().push_back(s),
             Step::Flush => {}
             Step::Output(t) => {
                 w.counters.output();
@@ -59,10 +53,11 @@ impl Engine for SeqEngine {
                 let job = queue.borrow_mut().pop_front();
                 match job {
                     None => break,
-                    Some(Job::Box(leaf, tok)) => {
+                    Some(Step::Box(leaf, tok)) => {
                         w.run_box(&leaf, Some(tok.rec), tok.ctx, &mut sink)?
                     }
-                    Some(Job::Init(c)) => w.run_box(&c.leaf, None, c.ctx, &mut sink)?,
+                    Some(Step::Init(c)) => w.run_box(&c.leaf, None, c.ctx, &mut sink)?,
+                    Some(Step::Output(_) | Step::Flush) => unreachable!("never queued"),
                 }
             }
             let Some(rec) = input.next_record()? else {
