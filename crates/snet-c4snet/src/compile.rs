@@ -369,10 +369,11 @@ impl CompileSetup<'_> {
 
 /// Compiles every source on up to `available_parallelism` threads, keeping input order.
 fn compile_all(setup: &CompileSetup<'_>, srcs: &[PathBuf]) -> Result<Vec<Compiled>, C4SNetError> {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(srcs.len())
-        .max(1);
+    let threads = snet_core::engine::cores().min(srcs.len()).max(1);
+    if threads == 1 {
+        // One source (or one core): no thread to start.
+        return srcs.iter().map(|src| setup.compile(src)).collect();
+    }
     let results: Mutex<Vec<Option<Result<Compiled, C4SNetError>>>> =
         Mutex::new((0..srcs.len()).map(|_| None).collect());
     let next = std::sync::atomic::AtomicUsize::new(0);

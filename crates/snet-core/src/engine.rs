@@ -44,10 +44,16 @@ pub struct RunOptions {
 
 impl Default for RunOptions {
     fn default() -> Self {
-        RunOptions {
-            workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
-        }
+        RunOptions { workers: cores() }
     }
+}
+
+/// The number of cores this process may use (`available_parallelism`, at least 1),
+/// asked once: the standard library reads the cgroup files on every call (≈ 40 µs),
+/// and a short run asked three times.
+pub fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 /// A scheduler for S-Net networks. Every engine produces the same output multiset

@@ -209,7 +209,7 @@ pub(crate) fn run(mut args: RunArgs) -> ExitCode {
     // With a core to spare, the input is parsed on a thread of its own (a file in
     // batches, a pipe or terminal one record at a time); with every core busy running
     // workers, that thread would only compete with them.
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cores = snet_core::engine::cores();
     let workers = if engine == EngineKind::Seq {
         1
     } else {
