@@ -223,6 +223,29 @@ fn stamp(path: &Path) -> Option<String> {
     }
 }
 
+/// True if `path` was written in the last two seconds (or its times cannot be read):
+/// timestamps come from a coarse clock, so a second write in the same tick could keep
+/// the stamp; such a header gets no stamp and is hashed at every check (ccache's "too
+/// new" rule).
+fn recently_changed(path: &Path) -> bool {
+    let Ok(m) = fs::metadata(path) else {
+        return true;
+    };
+    #[cfg(unix)]
+    let changed = {
+        use std::os::unix::fs::MetadataExt;
+        std::time::UNIX_EPOCH + std::time::Duration::from_secs(m.ctime().max(0) as u64 + 1)
+    };
+    #[cfg(not(unix))]
+    let changed = match m.modified() {
+        Ok(t) => t,
+        Err(_) => return true,
+    };
+    std::time::SystemTime::now()
+        .duration_since(changed)
+        .map_or(true, |d| d < std::time::Duration::from_secs(2))
+}
+
 /// The dependency manifest of a compiled object: each header with its content hash and
 /// its [`stamp`], one `HASH STAMP PATH` line per header.
 pub(crate) fn write_manifest(path: &Path, deps: &[PathBuf]) -> Result<(), C4SNetError> {
@@ -232,7 +255,11 @@ pub(crate) fn write_manifest(path: &Path, deps: &[PathBuf]) -> Result<(), C4SNet
         // Stamp first: if the header changes while it is hashed, the stamp is older than
         // the content and the next check hashes it again. A header that vanished
         // between compiling and hashing makes the entry miss next time, which is safe.
-        let st = stamp(d).unwrap_or_else(|| "-".into());
+        let st = if recently_changed(d) {
+            "-".into()
+        } else {
+            stamp(d).unwrap_or_else(|| "-".into())
+        };
         let h = fs::read(d).map(|b| hash_bytes(&b)).unwrap_or_default();
         text.push_str(&h);
         text.push(' ');
@@ -305,6 +332,49 @@ pub(crate) fn parse_depfile(text: &str) -> Vec<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn manifest_trusts_an_unchanged_stamp_and_otherwise_compares_content() {
+        let dir = std::env::temp_dir().join(format!("snet-manifest-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let manifest = dir.join("m.deps");
+        // A header written just now gets no stamp: it is hashed at every check.
+        let fresh = dir.join("fresh.h");
+        fs::write(&fresh, "#define A 1\n").unwrap();
+        write_manifest(&manifest, std::slice::from_ref(&fresh)).unwrap();
+        let line = fs::read_to_string(&manifest).unwrap();
+        assert_eq!(line.split(' ').nth(1), Some("-"), "{line}");
+        assert!(manifest_matches(&manifest));
+        fs::write(&fresh, "#define A 2\n").unwrap();
+        assert!(!manifest_matches(&manifest), "same size, other content");
+        // An old system header gets a stamp, and an unchanged stamp is trusted without
+        // reading the file: a manifest whose hash is wrong but whose stamp is right
+        // matches, one whose stamp is wrong falls back to the (wrong) hash and fails.
+        let old = Path::new("/usr/include/stdio.h");
+        if !old.exists() || recently_changed(old) {
+            return;
+        }
+        write_manifest(&manifest, &[old.to_path_buf()]).unwrap();
+        let text = fs::read_to_string(&manifest).unwrap();
+        let (hash, rest) = text.split_once(' ').unwrap();
+        assert!(manifest_matches(&manifest));
+        let bad_hash = format!("{} {rest}", "0".repeat(hash.len()));
+        fs::write(&manifest, &bad_hash).unwrap();
+        assert!(manifest_matches(&manifest), "stamp trusted: {bad_hash}");
+        let (st, path) = rest.split_once(' ').unwrap();
+        fs::write(
+            &manifest,
+            format!("{} 1{st} {path}", "0".repeat(hash.len())),
+        )
+        .unwrap();
+        assert!(
+            !manifest_matches(&manifest),
+            "stamp differs: content compared"
+        );
+        fs::write(&manifest, format!("{hash} 1{st} {path}")).unwrap();
+        assert!(manifest_matches(&manifest), "stamp differs, content equal");
+        let _ = fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn depfile_continuations_and_escapes() {
