@@ -180,34 +180,29 @@ fn wake_external(ext: &crate::task::External) {
 /// Puts a woken task into its owner's ready set (directly if we are the owner).
 #[inline(always)]
 pub(crate) fn deliver(t: Arc<Task>) {
-    let owner = t.owner.load(Acquire);
-    let rt_ptr: *const RtShared = t.rt.as_deref().map_or(ptr::null(), |r| r);
-    let c = CTX.with(|c| c.get());
-    // SAFETY: CTX points to this thread's live worker context (see `with_ctx`).
-    if let Some(c) = unsafe { c.as_ref() } {
-        if c.index == owner && ptr::eq(&*c.rt, rt_ptr) {
-            c.put_ready(t);
-            return;
-        }
-    }
-    deliver_remote(t, owner, false);
+    deliver_at(t, false);
 }
 
 /// Like [`deliver`], but the task goes ahead of the tasks already ready on its worker
 /// (an urgent wake-up, off the hot path: the S-Net engine's evicted box tasks, which
 /// only end and give their stacks back).
 pub(crate) fn deliver_first(t: Arc<Task>) {
+    deliver_at(t, true);
+}
+
+#[inline(always)]
+fn deliver_at(t: Arc<Task>, first: bool) {
     let owner = t.owner.load(Acquire);
     let rt_ptr: *const RtShared = t.rt.as_deref().map_or(ptr::null(), |r| r);
     let c = CTX.with(|c| c.get());
     // SAFETY: CTX points to this thread's live worker context (see `with_ctx`).
     if let Some(c) = unsafe { c.as_ref() } {
         if c.index == owner && ptr::eq(&*c.rt, rt_ptr) {
-            c.put_ready_at(t, true);
+            c.put_ready_at(t, first);
             return;
         }
     }
-    deliver_remote(t, owner, true);
+    deliver_remote(t, owner, first);
 }
 
 /// [`deliver`] to another worker's mailbox (or nowhere, for a task of a runtime
