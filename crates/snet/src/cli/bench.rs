@@ -119,14 +119,20 @@ fn int_field(r: &Record, name: &str) -> Option<i32> {
 
 /// Binds the C box in `source` (file name `file`) to `prog` through C4SNet.
 fn bind_c(prog: &mut Program, file: &str, source: &str) -> Result<(), String> {
-    let dir = std::env::temp_dir().join(format!("snet-bench-{}", std::process::id()));
+    // A fixed path: the compiled object is cached by source path and content, so every
+    // later run finds it (a per-process directory recompiled the box every time).
+    let dir = std::env::temp_dir().join("snet-bench-boxes");
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let path = dir.join(file);
-    std::fs::write(&path, source).map_err(|e| format!("{}: {e}", path.display()))?;
+    if std::fs::read_to_string(&path).ok().as_deref() != Some(source) {
+        // Written aside and renamed, so a concurrent run never sees half a file.
+        let tmp = dir.join(format!("{file}.{}", std::process::id()));
+        std::fs::write(&tmp, source).map_err(|e| format!("{}: {e}", tmp.display()))?;
+        std::fs::rename(&tmp, &path).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
     let sigs = prog.net().boxes.clone();
-    let loaded = snet_c4snet::load_boxes(&sigs, &[path], &snet_c4snet::BuildOptions::default());
-    let _ = std::fs::remove_dir_all(&dir);
-    let boxes = loaded.map_err(|e| e.to_string())?;
+    let boxes = snet_c4snet::load_boxes(&sigs, &[path], &snet_c4snet::BuildOptions::default())
+        .map_err(|e| e.to_string())?;
     prog.bind_table(&boxes.into_table());
     Ok(())
 }
