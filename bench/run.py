@@ -182,7 +182,8 @@ def main():
                                   and r[3] is not None), None)
                     if floor is not None:
                         extra += f', marginal {(med - floor) / count / 9 * 1e9:.1f} ns/hop vs pipe1'
-                print(f'{name:14} {engine:8} -w{w}  {med:8.3f} s  x{ratio or 0:5.2f} vs seq{extra}', flush=True)
+                vs_seq = f'  x{ratio:5.2f} vs seq' if ratio is not None else ''
+                print(f'{name:14} {engine:8} -w{w}  {med:8.3f} s{vs_seq}{extra}', flush=True)
     cpu = 'unknown'
     try:
         with open('/proc/cpuinfo') as f:
@@ -208,7 +209,9 @@ def main():
             table[(name, engine, str(w))] = [name, engine, str(w), 'FAILED', '', '', '', f'{commit} {when}']
             continue
         vs = f'{cb / med:.1f}x' if cb else ''
-        table[(name, engine, str(w))] = [name, engine, str(w), f'{med:.3f}', f'{ratio:.2f}', str(cb or ''), vs,
+        # (No ratio when seq was not among the engines run.)
+        rel = f'{ratio:.2f}' if ratio is not None else ''
+        table[(name, engine, str(w))] = [name, engine, str(w), f'{med:.3f}', rel, str(cb or ''), vs,
                                          f'{commit} {when} load {load}']
     order = {n: i for i, n in enumerate(['deep0', 'deep100', 'deep1000', 'deep10000', 'synchro100', 'synchro1000',
                                          'synchro10000', 'fibtree15', 'fibtree20', 'fibtree25', 'pipe1', 'pipe',
