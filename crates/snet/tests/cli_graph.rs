@@ -95,3 +95,23 @@ fn graph_of_a_bad_program_fails() {
     assert_eq!(out.status.code(), Some(1));
     assert!(out.stdout.is_empty());
 }
+
+#[test]
+fn an_output_file_that_cannot_be_written_is_a_failure_not_a_usage_error() {
+    let out = Command::new(env!("CARGO_BIN_EXE_snet"))
+        .args([
+            "graph",
+            "examples/lang/state/state.snet",
+            "-o",
+            "/nonexistent-dir/net.dot",
+        ])
+        .current_dir(root())
+        .output()
+        .expect("run snet");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("cannot write") && err.contains("net.dot"),
+        "{err}"
+    );
+}

@@ -6,6 +6,7 @@
 //! so XML parsing and writing are not in it (whole-process figures, with I/O, come
 //! from `bench/run.py`).
 
+use super::fail;
 use clap::Args;
 use snet::{Arg, ArgExt, BoxInput, BoxOutput, EngineKind, Program, Record, RunOptions, Value};
 use snet_core::Label;
@@ -90,11 +91,6 @@ fn classic_figures(name: &str, size: u32) -> Vec<(&'static str, usize, f64)> {
                 .collect()
         })
         .unwrap_or_default()
-}
-
-fn fail(msg: impl std::fmt::Display) -> ExitCode {
-    eprintln!("error: {msg}");
-    ExitCode::from(1)
 }
 
 /// The deterministic input generator of the in-process benchmarks (seed 42).
@@ -308,9 +304,9 @@ fn median(xs: &mut [f64]) -> f64 {
 /// Runs `snet bench`.
 pub(crate) fn run(args: BenchArgs) -> ExitCode {
     let usage = |msg: String| {
-        eprintln!("error: {msg}");
-        eprintln!("usage: snet bench deep|synchro|fibtree|pipe [SIZE] [--engine E,..] [-w N,..] [--runs R] [--c-boxes]");
-        ExitCode::from(2)
+        super::usage(format!(
+            "{msg}\nusage: snet bench deep|synchro|fibtree|pipe [SIZE] [--engine E,..] [-w N,..] [--runs R] [--c-boxes]"
+        ))
     };
     let mut engines = Vec::new();
     for e in &args.engines {

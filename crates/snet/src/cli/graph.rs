@@ -39,10 +39,9 @@ pub(crate) fn run(args: GraphArgs) -> ExitCode {
         }
         Some(path) => match std::fs::write(path, dot) {
             Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("error: cannot write `{}`: {e}", path.display());
-                ExitCode::from(2)
-            }
+            // Not a usage error: the command could not do its work (as `snet run`'s
+            // "cannot create output").
+            Err(e) => super::fail(format!("cannot write `{}`: {e}", path.display())),
         },
     }
 }

@@ -12,6 +12,7 @@ use std::process::ExitCode;
 
 use super::output::Output;
 use super::prefetch::{CountsDiscarded, Prefetch};
+use super::{fail, usage};
 
 /// Record formats on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -114,17 +115,6 @@ pub(crate) struct LpelArgs {
     /// lpel engine: ready-queue scheduling, fifo or priority.
     #[arg(long, value_name = "POLICY")]
     pub(crate) sched: Option<String>,
-}
-
-/// A usage error: the message on standard error, exit 2.
-fn usage(msg: impl std::fmt::Display) -> ExitCode {
-    eprintln!("error: {msg}");
-    ExitCode::from(2)
-}
-
-fn fail(msg: impl std::fmt::Display) -> ExitCode {
-    eprintln!("error: {msg}");
-    ExitCode::from(1)
 }
 
 /// Runs `snet run`.

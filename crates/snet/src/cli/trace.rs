@@ -4,6 +4,7 @@
 //! number of events and their total, mean and longest duration, instant events and
 //! counter maxima. For the timeline itself, open the file in ui.perfetto.dev.
 
+use super::fail;
 use clap::Args;
 use serde_json::Value as Json;
 use std::collections::HashMap;
@@ -217,10 +218,6 @@ impl Summary {
 
 /// Runs `snet trace`.
 pub(crate) fn run(args: TraceArgs) -> ExitCode {
-    let fail = |msg: String| {
-        eprintln!("error: {msg}");
-        ExitCode::from(1)
-    };
     let text = match std::fs::read_to_string(&args.file) {
         Ok(t) => t,
         Err(e) => return fail(format!("cannot read {}: {e}", args.file.display())),
