@@ -50,12 +50,16 @@ use std::sync::{Arc, Mutex, MutexGuard};
 pub(crate) struct Job {
     pub(crate) rec: Option<Record>,
     pub(crate) ctx: Ctx,
+    /// Field payload bytes of the record (the inbox's byte budget), computed once here
+    /// rather than again by every take that counts them.
+    bytes: usize,
 }
 
 impl Job {
-    /// Field payload bytes of the job's record (the inbox's byte budget).
-    fn bytes(&self) -> usize {
-        self.rec.as_ref().map_or(0, Record::payload_bytes)
+    /// A job for `rec` (`None`: an initialiser) in context `ctx`.
+    pub(crate) fn new(rec: Option<Record>, ctx: Ctx) -> Job {
+        let bytes = rec.as_ref().map_or(0, Record::payload_bytes);
+        Job { rec, ctx, bytes }
     }
 }
 
@@ -168,7 +172,7 @@ impl Inbox {
     /// Queues `job`, first blocking while the inbox is full if `may_block`. Returns
     /// what the caller must do for the consumer.
     pub(crate) fn push(&self, job: Job, may_block: &dyn Fn() -> bool) -> After {
-        let bytes = job.bytes();
+        let bytes = job.bytes;
         let mut g = self.lock();
         let mut blocked = false;
         while self.full(&g) && may_block() {
@@ -221,7 +225,7 @@ impl Inbox {
             let (mut acc, mut k) = (0, 0);
             for j in g.queue.iter().take(n) {
                 k += 1;
-                acc += j.bytes();
+                acc += j.bytes;
                 if acc >= self.max_bytes {
                     break;
                 }
@@ -238,7 +242,7 @@ impl Inbox {
                     hand.extend(g.queue.drain(..));
                 }
             } else {
-                let taken: usize = g.queue.iter().take(n).map(Job::bytes).sum();
+                let taken: usize = g.queue.iter().take(n).map(|j| j.bytes).sum();
                 g.bytes -= taken;
                 hand.extend(g.queue.drain(..n));
             }
@@ -346,10 +350,7 @@ mod tests {
     const JOBS: i32 = 3000;
 
     fn job(p: i32, i: i32) -> Job {
-        Job {
-            rec: Some(Record::new().with_tag("p", p).with_tag("i", i)),
-            ctx: None,
-        }
+        Job::new(Some(Record::new().with_tag("p", p).with_tag("i", i)), None)
     }
 
     struct Shared {

@@ -478,26 +478,8 @@ impl Run<'_> {
 fn step(run: &'static StaticRun, s: Step, writer_fb: usize, here: Here<'_>) {
     match s {
         Step::Output(tok) => run.output(tok.rec),
-        Step::Box(leaf, tok) => push(
-            run,
-            leaf,
-            Job {
-                rec: Some(tok.rec),
-                ctx: tok.ctx,
-            },
-            writer_fb,
-            here,
-        ),
-        Step::Init(call) => push(
-            run,
-            call.leaf,
-            Job {
-                rec: None,
-                ctx: call.ctx,
-            },
-            writer_fb,
-            here,
-        ),
+        Step::Box(leaf, tok) => push(run, leaf, Job::new(Some(tok.rec), tok.ctx), writer_fb, here),
+        Step::Init(call) => push(run, call.leaf, Job::new(None, call.ctx), writer_fb, here),
         // Every step is queued at once (nothing held back).
         Step::Flush => {}
     }
