@@ -20,6 +20,7 @@ use crate::error::C4SNetError;
 use sha2::{Digest, Sha256};
 use std::fs;
 use std::io;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -197,53 +198,28 @@ impl Cache {
 /// A file's identity for the manifest's quick check: size, inode, and modification and
 /// status-change times in nanoseconds (as ccache's inode cache keys content hashes). Any
 /// write to the file changes the status-change time, which no tool can set back.
-fn stamp(path: &Path) -> Option<String> {
-    let m = fs::metadata(path).ok()?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        Some(format!(
-            "{}:{}:{}.{}:{}.{}",
-            m.len(),
-            m.ino(),
-            m.mtime(),
-            m.mtime_nsec(),
-            m.ctime(),
-            m.ctime_nsec()
-        ))
-    }
-    #[cfg(not(unix))]
-    {
-        let t = m
-            .modified()
-            .ok()?
-            .duration_since(std::time::UNIX_EPOCH)
-            .ok()?;
-        Some(format!("{}:{}", m.len(), t.as_nanos()))
-    }
+fn stamp(m: &fs::Metadata) -> String {
+    format!(
+        "{}:{}:{}.{}:{}.{}",
+        m.len(),
+        m.ino(),
+        m.mtime(),
+        m.mtime_nsec(),
+        m.ctime(),
+        m.ctime_nsec()
+    )
 }
 
-/// True if `path` was written in the last two seconds (or its times cannot be read):
-/// timestamps come from a coarse clock, so a second write in the same tick could keep
-/// the stamp; such a header gets no stamp and is hashed at every check (ccache's "too
-/// new" rule).
-fn recently_changed(path: &Path) -> bool {
-    let Ok(m) = fs::metadata(path) else {
-        return true;
-    };
-    #[cfg(unix)]
-    let changed = {
-        use std::os::unix::fs::MetadataExt;
-        std::time::UNIX_EPOCH + std::time::Duration::from_secs(m.ctime().max(0) as u64 + 1)
-    };
-    #[cfg(not(unix))]
-    let changed = match m.modified() {
-        Ok(t) => t,
-        Err(_) => return true,
-    };
-    std::time::SystemTime::now()
-        .duration_since(changed)
-        .map_or(true, |d| d < std::time::Duration::from_secs(2))
+/// The stamp to record for a header, or `None` (recorded as `-`: hash it at every
+/// check) if it cannot be read or was written in the last two seconds: timestamps come
+/// from a coarse clock, so a second write in the same tick could keep the stamp
+/// (ccache's "too new" rule).
+fn stamp_to_record(path: &Path) -> Option<String> {
+    let m = fs::metadata(path).ok()?;
+    let changed = std::time::UNIX_EPOCH
+        + std::time::Duration::from_secs(u64::try_from(m.ctime()).unwrap_or(0) + 1);
+    let age = std::time::SystemTime::now().duration_since(changed).ok()?;
+    (age >= std::time::Duration::from_secs(2)).then(|| stamp(&m))
 }
 
 /// The dependency manifest of a compiled object: each header with its content hash and
@@ -255,11 +231,7 @@ pub(crate) fn write_manifest(path: &Path, deps: &[PathBuf]) -> Result<(), C4SNet
         // Stamp first: if the header changes while it is hashed, the stamp is older than
         // the content and the next check hashes it again. A header that vanished
         // between compiling and hashing makes the entry miss next time, which is safe.
-        let st = if recently_changed(d) {
-            "-".into()
-        } else {
-            stamp(d).unwrap_or_else(|| "-".into())
-        };
+        let st = stamp_to_record(d).unwrap_or_else(|| "-".into());
         let h = fs::read(d).map(|b| hash_bytes(&b)).unwrap_or_default();
         text.push_str(&h);
         text.push(' ');
@@ -284,7 +256,7 @@ pub(crate) fn manifest_matches(path: &Path) -> bool {
             return false;
         };
         let file = Path::new(file);
-        st != "-" && stamp(file).as_deref() == Some(st)
+        st != "-" && fs::metadata(file).is_ok_and(|m| stamp(&m) == st)
             || fs::read(file).is_ok_and(|b| hash_bytes(&b) == h)
     })
 }
@@ -351,7 +323,7 @@ mod tests {
         // reading the file: a manifest whose hash is wrong but whose stamp is right
         // matches, one whose stamp is wrong falls back to the (wrong) hash and fails.
         let old = Path::new("/usr/include/stdio.h");
-        if !old.exists() || recently_changed(old) {
+        if stamp_to_record(old).is_none() {
             return;
         }
         write_manifest(&manifest, &[old.to_path_buf()]).unwrap();
