@@ -163,8 +163,8 @@ impl StackPool {
             if let Some(s) = self.free.pop() {
                 return Ok(s);
             }
-        } else if let Some(s) = with_global(size, |g| g.pop()) {
-            return Ok(s.0);
+        } else if let Some(s) = pooled_between(size, size) {
+            return Ok(s);
         }
         // Under an address-space limit, stacks mapped late are smaller (see
         // `instance_stack_size`); they go back to the global pool under their size.
@@ -183,13 +183,13 @@ impl StackPool {
         // When the address space is exhausted anyway, a smaller stack rather than a
         // failed task.
         let (stack, _) = snet_core::engine::halving_until(fit, MIN_FALLBACK, |s| {
-            // (A pooled stack of size `fit` was looked for above.)
+            // (Pooled stacks of `fit` bytes and more were looked for above.)
             let pooled = if s < fit {
-                with_global(s, |g| g.pop())
+                pooled_between(s, fit)
             } else {
                 None
             };
-            pooled.map_or_else(|| TaskStack::map(s), |st| Ok(st.0))
+            pooled.map_or_else(|| TaskStack::map(s), Ok)
         })
         .map_err(|e| {
             std::io::Error::new(
