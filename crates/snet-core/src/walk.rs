@@ -204,7 +204,7 @@ impl<'a> Walker<'a> {
         }
         let mut stack = WalkStack::default();
         push_drains(&mut stack, released);
-        self.run_stack(stack, sink)
+        self.run_stack(&mut stack, sink)
     }
 
     fn test(&self, inst: &Inst, rec: &Record, ps: &[GuardedPattern]) -> Result<bool, RunError> {
@@ -327,13 +327,17 @@ impl<'a> Walker<'a> {
     pub fn walk(&self, pos: Pos, tok: Token, sink: &mut dyn FnMut(Step)) -> Result<(), RunError> {
         let mut stack = WalkStack::default();
         self.walk_from(pos, tok, &mut stack, sink)?;
-        self.run_stack(stack, sink)
+        // The common case: the record ended its walk alone (nothing pending).
+        if stack.is_empty() {
+            return Ok(());
+        }
+        self.run_stack(&mut stack, sink)
     }
 
-    fn run_stack(&self, mut stack: WalkStack, sink: &mut dyn FnMut(Step)) -> Result<(), RunError> {
+    fn run_stack(&self, stack: &mut WalkStack, sink: &mut dyn FnMut(Step)) -> Result<(), RunError> {
         while let Some(item) = stack.pop() {
             match item {
-                Item::At(pos, tok) => self.walk_from(pos, tok, &mut stack, sink)?,
+                Item::At(pos, tok) => self.walk_from(pos, tok, stack, sink)?,
                 Item::Drain(inst) => {
                     if inst.start_drain() {
                         stack.push(Item::Draining(inst));
@@ -649,6 +653,10 @@ impl WalkStack {
 
     fn pop(&mut self) -> Option<Item> {
         self.top.take().or_else(|| self.rest.pop())
+    }
+
+    fn is_empty(&self) -> bool {
+        self.top.is_none() && self.rest.is_empty()
     }
 }
 
