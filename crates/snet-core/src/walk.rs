@@ -17,6 +17,7 @@ use crate::net::{GuardedPattern, Net, NodeId, NodeKind};
 use crate::pattern;
 use crate::record::Record;
 use crate::sync_cell::SyncOutcome;
+use std::mem::ManuallyDrop;
 use std::sync::Arc;
 
 /// What `invoke_box` does with each emitted record (walk it on, or keep it); walks
@@ -197,6 +198,11 @@ impl<'a> Walker<'a> {
             emit(tok, &mut *sink)
         })?;
         self.counters.box_done(had_input);
+        if ctx.is_none() {
+            // Outside every deterministic combinator: no frame to complete (and no
+            // empty list to drop, which cost a call per firing).
+            return Ok(());
+        }
         let mut released = Released::new();
         ctx_release(&ctx, &mut released);
         if released.is_empty() {
@@ -325,12 +331,16 @@ impl<'a> Walker<'a> {
 
     /// Walks `tok` from `pos` until every record it becomes has ended somewhere.
     pub fn walk(&self, pos: Pos, tok: Token, sink: &mut dyn FnMut(Step)) -> Result<(), RunError> {
-        let mut stack = WalkStack::default();
-        self.walk_from(pos, tok, &mut stack, sink)?;
+        // Not dropped on the common path below: an empty stack that never allocated
+        // owns nothing, and its drop glue cost a call per emitted record.
+        let mut stack = ManuallyDrop::new(WalkStack::default());
+        let r = self.walk_from(pos, tok, &mut stack, sink);
         // The common case: the record ended its walk alone (nothing pending).
-        if stack.is_empty() {
+        if r.is_ok() && stack.is_empty() && !stack.allocated() {
             return Ok(());
         }
+        let mut stack = ManuallyDrop::into_inner(stack);
+        r?;
         self.run_stack(&mut stack, sink)
     }
 
@@ -657,6 +667,11 @@ impl WalkStack {
 
     fn is_empty(&self) -> bool {
         self.top.is_none() && self.rest.is_empty()
+    }
+
+    /// Whether a buffer of the stack holds heap memory.
+    fn allocated(&self) -> bool {
+        self.rest.capacity() != 0 || self.outs.capacity() != 0
     }
 }
 
