@@ -30,8 +30,8 @@
 //! as much taken, so memory no longer grows with the input (a box that turns small
 //! records into big ones faster than the next box consumes them waits for it). Input
 //! control stays: the input thread also admits a record only while fewer than
-//! [`ThreadsEngine::max_in_flight`] box jobs are pending (inside feedback loops, which
-//! may grow their inboxes without bound, that is what limits the memory).
+//! [`ThreadsEngine::max_in_flight`] box jobs are pending (inside feedback loops, whose
+//! inboxes may grow past their capacity, it keeps new input out meanwhile).
 //!
 //! The engine checks the argument at run time: if every box thread waits (for jobs or
 //! on a full inbox) while some producer is blocked, the run fails with an "internal
