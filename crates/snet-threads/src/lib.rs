@@ -40,7 +40,7 @@
 //! # Termination
 //!
 //! When the input is exhausted and no job is pending, the input thread closes every
-//! inbox and joins every box thread (each hands its children's handles to it): when
+//! inbox and joins every box thread (whoever creates one hands its handle over): when
 //! [`Engine::run`] returns no box thread is left, and the thread-local state of box
 //! code has been dropped. The first [`RunError`] stops the run: the input thread stops
 //! reading, blocked producers are woken and no longer block, queued jobs are dropped,

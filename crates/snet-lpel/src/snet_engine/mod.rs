@@ -31,7 +31,8 @@
 //! (or the reader thread) — except when the writer and the target box lie in the body of
 //! a common feedback instance (`\`). Then the push never blocks (the inbox may exceed
 //! its capacity). The rule is decided per push by comparing the *outermost* feedback
-//! instance enclosing the writer with the one enclosing the target: two boxes share
+//! instance enclosing the writer with the one enclosing the target
+//! ([`snet_core::inst::LoopKey`], shared with the threads engine): two boxes share
 //! some feedback instance exactly when they share the outermost one (feedback
 //! instances enclosing a box form one chain of ancestors).
 //!
