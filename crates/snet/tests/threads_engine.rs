@@ -86,8 +86,8 @@ fn big_feedback(solo: bool) -> Program {
 #[test]
 fn a_big_feedback_loop_runs_to_completion_at_tiny_capacities() {
     // 150 records per firing, all circulating at once: 150 + 150^2 records pass the
-    // loop; with blocking writes inside it, capacity 1 (or the default 64) would
-    // deadlock at once.
+    // loop; with blocking writes inside it, every capacity here would deadlock (see
+    // the next test).
     for solo in [false, true] {
         let p = big_feedback(solo);
         let input = vec![
@@ -97,7 +97,7 @@ fn a_big_feedback_loop_runs_to_completion_at_tiny_capacities() {
         let want = sorted(&p.run_records(EngineKind::Seq, input.clone()).unwrap());
         assert_eq!(want.len(), 150 * 150 + 27);
         let calls = if solo { 1 } else { 2 };
-        for capacity in [1, 2, 64] {
+        for capacity in [1, 2, 256] {
             for workers in [1, 2] {
                 let what = format!("solo {solo}, capacity {capacity}, {workers} workers");
                 let (out, stats) = run_threads(&p, cap(capacity), workers, input.clone())
@@ -122,7 +122,7 @@ fn blocking_inside_a_feedback_loop_is_reported_as_a_deadlock_not_a_hang() {
     // check must notice that nothing runs any more and fail the run.
     let p = big_feedback(false);
     let input = vec![Record::new().with_tag("n", 150).with_tag("k", 2)];
-    for capacity in [1, 4] {
+    for capacity in [1, 4, 256] {
         let engine = ThreadsEngine {
             block_in_loops: true,
             ..cap(capacity)
