@@ -102,6 +102,39 @@ pub struct InitCall {
     pub ctx: Ctx,
 }
 
+/// The outermost feedback instance (`\`) enclosing a box instance, as engines with
+/// bounded streams need it to decide whether a push may block ([`Inst::loop_key`]).
+///
+/// Feedback instances enclosing an instance form one chain of its ancestors, so two
+/// instances lie in the body of a common feedback instance exactly when their outermost
+/// ones are the same. A cycle of producers each blocked on the next one's full stream
+/// is a cycle in the instance graph, which only a feedback loop has: an engine that
+/// never blocks a push between two boxes of a common loop ([`LoopKey::shares_loop`])
+/// cannot deadlock by bounding its streams (the lpel and threads engines' module docs
+/// give the whole argument).
+#[derive(Debug, Clone, Default)]
+pub struct LoopKey {
+    /// Address of the outermost enclosing feedback instance (0: none).
+    id: usize,
+    /// Keeps that instance's allocation (not the instance) alive, so that the address
+    /// stays unique while the key exists.
+    _keep: Option<Weak<Inst>>,
+}
+
+impl LoopKey {
+    /// The key's value: 0 outside every feedback loop, else an identity of the
+    /// outermost enclosing feedback instance (a writer passes it along to its pushes).
+    pub fn id(&self) -> usize {
+        self.id
+    }
+
+    /// Whether a writer whose key has value `writer` lies in the body of a feedback
+    /// instance that also encloses this key's box (then its pushes must not block).
+    pub fn shares_loop(&self, writer: usize) -> bool {
+        writer != 0 && writer == self.id
+    }
+}
+
 /// Counts instance creations (`RunStats::entities_created`).
 #[derive(Debug, Default)]
 pub struct InstCounter(AtomicUsize);
@@ -278,6 +311,23 @@ impl Inst {
     /// The parent instance (`None` for the root).
     pub fn parent(&self) -> Option<Arc<Inst>> {
         self.parent.upgrade()
+    }
+
+    /// The key of the outermost feedback instance enclosing this instance (see
+    /// [`LoopKey`]); walks the ancestors once.
+    pub fn loop_key(&self) -> LoopKey {
+        let mut outer: Option<Arc<Inst>> = None;
+        let mut cur = self.parent();
+        while let Some(p) = cur {
+            if matches!(p.kind, InstKind::Feedback(_)) {
+                outer = Some(p.clone());
+            }
+            cur = p.parent();
+        }
+        LoopKey {
+            id: outer.as_ref().map_or(0, |p| Arc::as_ptr(p) as usize),
+            _keep: outer.as_ref().map(Arc::downgrade),
+        }
     }
 
     /// The box index of a box leaf.

@@ -269,6 +269,14 @@ fn usage_errors_exit_2() {
         assert_eq!(out.status.code(), Some(2), "{bad:?}: {}", text(&out.stderr));
         assert!(text(&out.stderr).starts_with("error: "), "{bad:?}");
     }
+    // threads takes `--stream-capacity` as well.
+    let p = prog.to_str().unwrap();
+    let out = snet(
+        &["run", p, "--engine", "threads", "--stream-capacity", "0"],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("at least 1"));
 }
 
 #[test]

@@ -209,3 +209,109 @@ fn lpel_replicas_spawned_faster_than_they_run_recycle_their_stacks() {
         );
     }
 }
+
+/// `mkfast .. slowsum` on the threads engine with `n` records: `mkfast` turns each
+/// small record into a 4 MiB one much faster than `slowsum` reads it
+/// (`tools/scale_probe.py big_slow`). Returns the sums.
+fn threads_big_slow(n: i32) -> Vec<i32> {
+    let mut p = Program::from_source(
+        "bigslow.snet",
+        "net bigslow { box mkfast((<sz>) -> (x)); box slowsum((x) -> (<s>)); } \
+         connect mkfast .. slowsum;",
+    )
+    .unwrap();
+    p.bind("mkfast", |i: &BoxInput<'_>, o: &mut BoxOutput<'_>| {
+        let sz = i.tag("sz").unwrap_or(0) as usize;
+        o.emit(1, vec![Arg::field(Value::int_array(&vec![1; sz]))])
+    })
+    .unwrap();
+    p.bind("slowsum", |i: &BoxInput<'_>, o: &mut BoxOutput<'_>| {
+        let x = i.field("x").expect("x");
+        let mut s = 0u32;
+        for _ in 0..8 {
+            for b in std::hint::black_box(x.bytes()) {
+                s = s.wrapping_add(u32::from(*b));
+            }
+        }
+        o.emit(1, vec![Arg::tag((s & 0x7fff_ffff) as i32)])
+    })
+    .unwrap();
+    let input: Vec<Record> = (0..n)
+        .map(|i| Record::new().with_tag("sz", 1 << 20).with_tag("id", i))
+        .collect();
+    let mut out = Vec::new();
+    snet_threads::ThreadsEngine::default()
+        .run(
+            p.net(),
+            p.boxes(),
+            &mut input.into_iter().fuse(),
+            &mut out,
+            &RunOptions { workers: 2 },
+        )
+        .unwrap_or_else(|e| panic!("threads: {e}"));
+    out.iter().map(|r| tag(r, "s").unwrap()).collect()
+}
+
+/// Run in a child process by [`threads_inboxes_bound_big_records_by_bytes`]: one
+/// `threads_big_slow` run of `SNET_BIG_SLOW_N` records, then the process's peak RSS.
+#[test]
+#[ignore = "run in a child process by threads_inboxes_bound_big_records_by_bytes"]
+fn threads_big_slow_child() {
+    let n: i32 = std::env::var("SNET_BIG_SLOW_N")
+        .expect("SNET_BIG_SLOW_N")
+        .parse()
+        .unwrap();
+    let sums = threads_big_slow(n);
+    assert_eq!(sums.len(), n as usize);
+    // 2^20 ints of value 1 (one byte of 1 each), read 8 times.
+    assert!(sums.iter().all(|&s| s == 8 << 20), "{:?}", &sums[..1]);
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let hwm = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .expect("VmHWM");
+    println!("PEAK_RSS_KB {}", hwm.trim().trim_end_matches("kB").trim());
+}
+
+/// Peak RSS (MiB) of this test binary running only `threads_big_slow_child` with `n`.
+fn big_slow_peak_rss_mib(n: i32) -> u64 {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "threads_big_slow_child",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("SNET_BIG_SLOW_N", n.to_string())
+        .output()
+        .expect("run the child");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let kb: u64 = stdout
+        .split("PEAK_RSS_KB ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no peak RSS in {stdout}"))
+        .parse()
+        .unwrap();
+    kb >> 10
+}
+
+#[test]
+fn threads_inboxes_bound_big_records_by_bytes() {
+    // threads engine, 16 and 128 records of 4 MiB made faster than they are consumed.
+    // With unbounded channels the records piled up in `slowsum`'s channel: peak RSS
+    // grew by ~4 MiB per record (16: ~70 MiB, 128: ~500 MiB). With the byte budget
+    // `mkfast` waits for `slowsum`: a few records at a time, whatever the input size.
+    let small = big_slow_peak_rss_mib(16);
+    let large = big_slow_peak_rss_mib(128);
+    assert!(
+        large < small + 64,
+        "peak RSS {small} MiB with 16 records of 4 MiB, {large} MiB with 128"
+    );
+}

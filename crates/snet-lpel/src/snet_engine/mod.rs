@@ -31,7 +31,8 @@
 //! (or the reader thread) — except when the writer and the target box lie in the body of
 //! a common feedback instance (`\`). Then the push never blocks (the inbox may exceed
 //! its capacity). The rule is decided per push by comparing the *outermost* feedback
-//! instance enclosing the writer with the one enclosing the target: two boxes share
+//! instance enclosing the writer with the one enclosing the target
+//! ([`snet_core::inst::LoopKey`], shared with the threads engine): two boxes share
 //! some feedback instance exactly when they share the outermost one (feedback
 //! instances enclosing a box form one chain of ancestors).
 //!
@@ -84,9 +85,9 @@ use crate::task::{Activation, TaskSpec, TaskState};
 use inbox::{After, Inbox, Job, Take};
 use snet_core::det::Token;
 use snet_core::engine::{Engine, RecordSink, RecordSource, RunOptions, RunStats};
-use snet_core::inst::{Inst, Slot};
+use snet_core::inst::{Inst, LoopKey, Slot};
 use snet_core::walk::{Pos, Step, Walker};
-use snet_core::{BoxTable, Net, NodeId, NodeKind, Record, RunError};
+use snet_core::{BoxTable, Net, NodeId, Record, RunError};
 use std::collections::VecDeque;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
@@ -305,10 +306,8 @@ impl LpelEngine {
 #[derive(Debug)]
 struct BoxState {
     inbox: Inbox,
-    /// Address of the outermost enclosing feedback instance (0: none).
-    fb: usize,
-    /// Keeps `fb`'s allocation (not the instance) alive so the address stays unique.
-    _fb_keep: Option<Weak<Inst>>,
+    /// The outermost enclosing feedback instance (the blocking rule of the module docs).
+    fb: LoopKey,
     /// Task name (the box name).
     name: Arc<str>,
     /// The worker the instance's task last ran on (`usize::MAX`: none yet); a new
@@ -389,18 +388,14 @@ impl Run<'_> {
     }
 
     fn box_state(&self, leaf: &Arc<Inst>) -> BoxState {
-        let mut outer: Option<Arc<Inst>> = None;
         let mut star = match leaf.slot {
             Slot::Stage(s) => Some(s),
             _ => None,
         };
         let mut cur = leaf.parent();
-        while let Some(p) = cur {
-            if let (None, Slot::Stage(s)) = (star, p.slot) {
+        while let (None, Some(p)) = (star, cur) {
+            if let Slot::Stage(s) = p.slot {
                 star = Some(s);
-            }
-            if matches!(self.walker.net.node(p.node).kind, NodeKind::Feedback { .. }) {
-                outer = Some(p.clone());
             }
             cur = p.parent();
         }
@@ -410,8 +405,7 @@ impl Run<'_> {
         };
         BoxState {
             inbox: Inbox::new(self.capacity, self.max_bytes, name.clone()),
-            fb: outer.as_ref().map_or(0, |p| Arc::as_ptr(p) as usize),
-            _fb_keep: outer.as_ref().map(Arc::downgrade),
+            fb: leaf.loop_key(),
             name,
             worker: AtomicUsize::new(usize::MAX),
             star,
@@ -492,7 +486,7 @@ fn push(run: &'static StaticRun, leaf: Arc<Inst>, job: Job, writer_fb: usize, he
         lock(&run.all).push(Arc::downgrade(&st));
         st
     });
-    let in_cycle = writer_fb != 0 && writer_fb == st.fb;
+    let in_cycle = st.fb.shares_loop(writer_fb);
     let may_block = || !in_cycle && !run.stop.load(Ordering::Relaxed);
     match st.inbox.push(job, &may_block) {
         After::Nothing => {}
@@ -588,7 +582,7 @@ impl BoxTask {
         if run.stop.load(Ordering::Acquire) {
             return; // the run is failing: drop the job
         }
-        let fb = self.st.fb;
+        let fb = self.st.fb.id();
         let mut sink = |s: Step| step(run, s, fb, Here::Task);
         let r = catch_unwind(AssertUnwindSafe(|| {
             run.walker.run_box(&self.leaf, job.rec, job.ctx, &mut sink)

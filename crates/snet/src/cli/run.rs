@@ -91,10 +91,10 @@ pub(crate) struct RunArgs {
     pub(crate) lpel: Box<LpelArgs>,
 }
 
-/// Options of `--engine lpel` (other engines ignore them).
+/// Options of `--engine lpel` (other engines ignore them, but threads takes `--stream-capacity`).
 #[derive(Debug, Args)]
 pub(crate) struct LpelArgs {
-    /// lpel engine: records a box inbox holds before producers block.
+    /// lpel and threads engines: records a box inbox holds before producers block.
     #[arg(long, value_name = "K")]
     pub(crate) stream_capacity: Option<usize>,
     /// lpel engine: monitoring level a|b|c|d (per-dispatch logs, seed 000 §5.4.3).
@@ -236,6 +236,20 @@ pub(crate) fn run(mut args: RunArgs) -> ExitCode {
                 // A bad lpel option is a usage error, like every other bad option.
                 Err(e) => return usage(e),
             }
+        }
+        EngineKind::Threads => {
+            let defaults = snet_threads::ThreadsEngine::default();
+            let stream_capacity = match args.lpel.stream_capacity {
+                Some(0) => return usage("--stream-capacity must be at least 1"),
+                Some(k) => k,
+                None => defaults.stream_capacity,
+            };
+            snet_threads::ThreadsEngine {
+                stream_capacity,
+                ..defaults
+            }
+            .run(prog.net(), prog.boxes(), &mut source, &mut sink, &opts)
+            .map_err(snet::Error::Run)
         }
         EngineKind::Front => {
             let input_limit = match args.input_limit.as_deref().map(str::parse) {
