@@ -276,3 +276,123 @@ impl Inbox {
         self.ready.notify_one();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! The inbox protocol under real interleavings: box-thread producers and an input
+    //! producer push into a tiny inbox while its consumer takes batches. Every job
+    //! must arrive exactly once, in each producer's order; nobody may stay blocked;
+    //! the deadlock check must never fire (the consumer always drains).
+
+    use super::*;
+    use snet_core::Label;
+    use std::sync::Arc;
+
+    const JOBS: i32 = 4000;
+
+    fn job(p: i32, i: i32, bytes: usize) -> Job {
+        let mut rec = Record::new().with_tag("p", p).with_tag("i", i);
+        if bytes > 0 {
+            rec = rec.with_field("pad", snet_core::Value::string(&"x".repeat(bytes)));
+        }
+        Job::new(Some(rec), None)
+    }
+
+    fn run(capacity: usize, max_bytes: usize, producers: i32, bytes: usize) {
+        let inbox = Arc::new(Inbox::new(capacity, max_bytes));
+        let act = Arc::new(Activity::default());
+        let stop = Arc::new(AtomicBool::new(false));
+        let fired = Arc::new(AtomicBool::new(false));
+        act.spawned(); // the consumer
+        let consumer = {
+            let (inbox, act, fired) = (inbox.clone(), act.clone(), fired.clone());
+            std::thread::spawn(move || {
+                let mut next = vec![0; producers as usize + 1];
+                let mut hand = VecDeque::new();
+                let deadlock = || fired.store(true, Ordering::SeqCst);
+                while inbox.take(&mut hand, &act, &deadlock) {
+                    assert!(hand.len() <= capacity, "a batch beyond the capacity");
+                    for j in hand.drain(..) {
+                        let r = j.rec.expect("data job");
+                        let p = r.tag(Label::tag("p")).expect("p") as usize;
+                        let i = r.tag(Label::tag("i")).expect("i");
+                        assert_eq!(i, next[p], "producer {p}: job out of order");
+                        next[p] += 1;
+                    }
+                }
+                next
+            })
+        };
+        // Producer 0 is the input thread (never counted running); the others are box
+        // threads.
+        let threads: Vec<_> = (0..=producers)
+            .map(|p| {
+                let (inbox, act, stop, fired) =
+                    (inbox.clone(), act.clone(), stop.clone(), fired.clone());
+                let box_thread = p > 0;
+                if box_thread {
+                    act.spawned();
+                }
+                std::thread::spawn(move || {
+                    let deadlock = || fired.store(true, Ordering::SeqCst);
+                    for i in 0..JOBS {
+                        if i % 97 == (p * 31) % 97 {
+                            std::thread::yield_now();
+                        }
+                        inbox.push(job(p, i, bytes), Some(box_thread), &act, &stop, &deadlock);
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().expect("producer");
+        }
+        inbox.close();
+        let next = consumer.join().expect("consumer");
+        assert!(next.iter().all(|&n| n == JOBS), "lost jobs: {next:?}");
+        assert!(
+            !fired.load(Ordering::SeqCst),
+            "a false deadlock was reported"
+        );
+    }
+
+    /// Runs `f` on a thread of its own and fails if it does not end within a minute
+    /// (a producer or the consumer left blocked), instead of hanging the test run.
+    fn within_a_minute(f: impl FnOnce() + Send + 'static) {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let t = std::thread::spawn(move || {
+            f();
+            let _ = tx.send(());
+        });
+        match rx.recv_timeout(std::time::Duration::from_secs(60)) {
+            Ok(()) => t.join().expect("scenario"),
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                // The scenario panicked: report its panic.
+                if let Err(p) = t.join() {
+                    std::panic::resume_unwind(p);
+                }
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                panic!("the inbox protocol left a thread blocked (no progress for 60 s)")
+            }
+        }
+    }
+
+    #[test]
+    fn every_job_arrives_once_in_order_at_tiny_capacities() {
+        within_a_minute(|| {
+            for capacity in [1, 2, 3, 64] {
+                run(capacity, usize::MAX, 3, 0);
+            }
+        });
+    }
+
+    #[test]
+    fn the_byte_budget_keeps_the_protocol_live() {
+        // Every job holds 100 payload bytes; a budget of 250 lets two or three queue.
+        within_a_minute(|| {
+            run(64, 250, 3, 100);
+            run(2, 1, 2, 100);
+        });
+    }
+}
