@@ -56,6 +56,24 @@ fn fib_is_right_with_every_barrier_and_madvise_policy() {
 }
 
 #[test]
+fn the_default_barrier_is_symmetric_with_thieves_and_asymmetric_without() {
+    // membarrier costs a thief ≈ 10 µs (it interrupts the other workers); a pool of one
+    // worker has no thieves, so only there may the owner's pops skip their fence.
+    let two = Pool::builder().threads(2).build().unwrap();
+    assert_eq!(two.barrier_mode(), BarrierMode::Symmetric);
+    let one = Pool::builder().threads(1).build().unwrap();
+    let forced = Pool::builder()
+        .threads(1)
+        .barrier(BarrierMode::Asymmetric)
+        .build()
+        .unwrap();
+    // Asymmetric where the kernel offers membarrier (what forcing it gives), else
+    // symmetric.
+    assert_eq!(one.barrier_mode(), forced.barrier_mode());
+    assert_eq!(one.install(|| fib(20)), 6765);
+}
+
+#[test]
 fn join_off_pool_runs_sequentially() {
     assert_eq!(fib(15), 610);
     let (a, b) = join(|| 1, || "two");
