@@ -180,6 +180,73 @@ fn bump_signed(idx: usize, a: &AtomicI64, n: i64) {
     }
 }
 
+/// One pending box invocation in an engine's bounded inbox: a record (`None` for an
+/// initialiser), its causal context, and its field payload bytes, computed once when the
+/// job is made (the inbox's byte budget counts them at every push and take).
+#[derive(Debug)]
+pub struct BoxJob {
+    /// The input record; `None` for an initialiser.
+    pub rec: Option<Record>,
+    /// Its causal context.
+    pub ctx: crate::det::Ctx,
+    bytes: usize,
+}
+
+impl BoxJob {
+    /// A job for `rec` (`None`: an initialiser) in context `ctx`.
+    pub fn new(rec: Option<Record>, ctx: crate::det::Ctx) -> BoxJob {
+        let bytes = rec.as_ref().map_or(0, Record::payload_bytes);
+        BoxJob { rec, ctx, bytes }
+    }
+
+    /// Field payload bytes of the record.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+}
+
+/// Moves the next batch of an inbox's `queue` (holding `queued_bytes` of payload) into
+/// `hand`: at most `max` jobs (at least one if any is queued) and, when the queue holds
+/// more than `max_bytes`, about `max_bytes` worth (big records). Keeps `queued_bytes`
+/// up to date; returns how many jobs moved. A whole queue going into an empty hand
+/// exchanges the buffers instead of moving jobs.
+pub fn take_batch(
+    queue: &mut std::collections::VecDeque<BoxJob>,
+    queued_bytes: &mut usize,
+    max: usize,
+    max_bytes: usize,
+    hand: &mut std::collections::VecDeque<BoxJob>,
+) -> usize {
+    let mut n = queue.len().min(max.max(1));
+    if *queued_bytes > max_bytes {
+        let (mut acc, mut k) = (0, 0);
+        for j in queue.iter().take(n) {
+            k += 1;
+            acc += j.bytes;
+            if acc >= max_bytes {
+                break;
+            }
+        }
+        n = k;
+    }
+    if n == 0 {
+        return 0;
+    }
+    if n == queue.len() {
+        *queued_bytes = 0;
+        if hand.is_empty() {
+            std::mem::swap(queue, hand);
+        } else {
+            hand.extend(queue.drain(..));
+        }
+    } else {
+        let taken: usize = queue.iter().take(n).map(|j| j.bytes).sum();
+        *queued_bytes -= taken;
+        hand.extend(queue.drain(..n));
+    }
+    n
+}
+
 /// Counters updated during a run by the core and the engines.
 ///
 /// Sharded per thread (relaxed atomics on per-thread cache lines), so counting costs no

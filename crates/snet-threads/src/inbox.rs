@@ -28,27 +28,13 @@
 //! around a cycle: a deadlock. The thread that brings the count of running box threads
 //! to zero while some producer is blocked reports it.
 
-use snet_core::det::Ctx;
-use snet_core::Record;
+use snet_core::engine::take_batch;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 
-/// One pending box invocation: a record (`None` for an initialiser) and its context.
-pub(crate) struct Job {
-    pub(crate) rec: Option<Record>,
-    pub(crate) ctx: Ctx,
-    /// Field payload bytes of the record (the byte budget), computed once.
-    bytes: usize,
-}
-
-impl Job {
-    /// A job for `rec` (`None`: an initialiser) in context `ctx`.
-    pub(crate) fn new(rec: Option<Record>, ctx: Ctx) -> Job {
-        let bytes = rec.as_ref().map_or(0, Record::payload_bytes);
-        Job { rec, ctx, bytes }
-    }
-}
+/// One pending box invocation (shared with the lpel engine).
+pub(crate) use snet_core::engine::BoxJob as Job;
 
 /// One blocked producer in [`Activity`]'s word (the high half).
 const BLOCKED: u64 = 1 << 32;
@@ -191,7 +177,7 @@ impl Inbox {
                 }
             }
         }
-        g.bytes += job.bytes;
+        g.bytes += job.bytes();
         g.queue.push_back(job);
         let wake = std::mem::replace(&mut g.idle, false);
         if wake {
@@ -228,27 +214,14 @@ impl Inbox {
             }
             g = self.ready.wait(g).unwrap_or_else(|p| p.into_inner());
         }
-        let mut n = g.queue.len().min(self.capacity);
-        if g.bytes > self.max_bytes {
-            // Big records: about `max_bytes` worth at a time (at least one job).
-            let (mut acc, mut k) = (0, 0);
-            for j in g.queue.iter().take(n) {
-                k += 1;
-                acc += j.bytes;
-                if acc >= self.max_bytes {
-                    break;
-                }
-            }
-            n = k;
-        }
-        if n == g.queue.len() {
-            g.bytes = 0;
-            std::mem::swap(&mut g.queue, hand);
-        } else {
-            let taken: usize = g.queue.iter().take(n).map(|j| j.bytes).sum();
-            g.bytes -= taken;
-            hand.extend(g.queue.drain(..n));
-        }
+        let inner = &mut *g;
+        take_batch(
+            &mut inner.queue,
+            &mut inner.bytes,
+            self.capacity,
+            self.max_bytes,
+            hand,
+        );
         let (boxes, others) = (g.blocked_boxes, g.blocked_others);
         let release = boxes + others > 0 && !self.full(&g);
         if release {
@@ -285,7 +258,7 @@ mod tests {
     //! the deadlock check must never fire (the consumer always drains).
 
     use super::*;
-    use snet_core::Label;
+    use snet_core::{Label, Record};
     use std::sync::Arc;
 
     const JOBS: i32 = 4000;

@@ -39,29 +39,12 @@
 use super::park::{block, Waiter};
 use crate::stream::{account_external, external_meta, StreamMeta};
 use crate::task::TaskState;
-use snet_core::det::Ctx;
-use snet_core::Record;
+use snet_core::engine::take_batch;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-/// One pending box invocation: a record (or `None` for an initialiser) and its
-/// causal context.
-#[derive(Debug)]
-pub(crate) struct Job {
-    pub(crate) rec: Option<Record>,
-    pub(crate) ctx: Ctx,
-    /// Field payload bytes of the record (the inbox's byte budget), computed once here
-    /// rather than again by every take that counts them.
-    bytes: usize,
-}
-
-impl Job {
-    /// A job for `rec` (`None`: an initialiser) in context `ctx`.
-    pub(crate) fn new(rec: Option<Record>, ctx: Ctx) -> Job {
-        let bytes = rec.as_ref().map_or(0, Record::payload_bytes);
-        Job { rec, ctx, bytes }
-    }
-}
+/// One pending box invocation (shared with the threads engine).
+pub(crate) use snet_core::engine::BoxJob as Job;
 
 /// The consumer side of an inbox.
 #[derive(Debug)]
@@ -172,7 +155,7 @@ impl Inbox {
     /// Queues `job`, first blocking while the inbox is full if `may_block`. Returns
     /// what the caller must do for the consumer.
     pub(crate) fn push(&self, job: Job, may_block: &dyn Fn() -> bool) -> After {
-        let bytes = job.bytes;
+        let bytes = job.bytes();
         let mut g = self.lock();
         let mut blocked = false;
         while self.full(&g) && may_block() {
@@ -219,33 +202,15 @@ impl Inbox {
         if g.inc != inc || !matches!(g.consumer, Consumer::Active) {
             return Take::Retired;
         }
-        let mut n = g.queue.len().min(max.max(1));
-        if g.bytes > self.max_bytes {
-            // Big records: about `max_bytes` worth at a time (at least one job).
-            let (mut acc, mut k) = (0, 0);
-            for j in g.queue.iter().take(n) {
-                k += 1;
-                acc += j.bytes;
-                if acc >= self.max_bytes {
-                    break;
-                }
-            }
-            n = k;
-        }
+        let inner = &mut *g;
+        let n = take_batch(
+            &mut inner.queue,
+            &mut inner.bytes,
+            max,
+            self.max_bytes,
+            hand,
+        );
         if n > 0 {
-            if n == g.queue.len() {
-                g.bytes = 0;
-                if hand.is_empty() {
-                    // The whole queue: exchange buffers instead of moving jobs.
-                    std::mem::swap(&mut g.queue, hand);
-                } else {
-                    hand.extend(g.queue.drain(..));
-                }
-            } else {
-                let taken: usize = g.queue.iter().take(n).map(|j| j.bytes).sum();
-                g.bytes -= taken;
-                hand.extend(g.queue.drain(..n));
-            }
             let len = g.queue.len();
             let woken = self.wake_for_room(&mut g, len);
             drop(g);
@@ -344,6 +309,7 @@ mod tests {
 
     use super::*;
     use crate::{Activation, Config, Quiescence, Runtime, TaskSpec};
+    use snet_core::Record;
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
     const PRODUCERS: i32 = 3;
