@@ -115,13 +115,19 @@ fn gemm_nt_leaf(c: M, a: M, b: M, m: usize, n: usize, k: usize) {
     }
 }
 
-/// c (m×n) -= a (m×k) · b(n×k)ᵀ, splitting the larger of m, n in parallel.
+/// c (m×n) -= a (m×k) · b(n×k)ᵀ, cache-oblivious: the largest of m, n, k is halved,
+/// m and n in parallel, k in sequence (both halves update the same c), down to
+/// leaves with every dimension ≤ `MM_LEAF` (their operands fit in L1).
 fn gemm_nt_sub<P: Par>(p: P, c: M, a: M, b: M, m: usize, n: usize, k: usize) {
-    if m <= MM_LEAF && n <= MM_LEAF {
+    if m <= MM_LEAF && n <= MM_LEAF && k <= MM_LEAF {
         gemm_nt_leaf(c, a, b, m, n, k);
         return;
     }
-    if m >= n {
+    if k >= m && k >= n {
+        let h = k / 2;
+        gemm_nt_sub(p, c, a, b, m, n, h);
+        gemm_nt_sub(p, c, a.sub(0, h), b.sub(0, h), m, n, k - h);
+    } else if m >= n {
         let h = m / 2;
         p.join(
             || gemm_nt_sub(p, c, a, b, h, n, k),
@@ -149,10 +155,17 @@ fn syrk_leaf(c: M, a: M, n: usize, k: usize) {
     }
 }
 
-/// Lower triangle of c (n×n) -= a (n×k) · aᵀ.
+/// Lower triangle of c (n×n) -= a (n×k) · aᵀ, cache-oblivious like `gemm_nt_sub`
+/// (a k larger than n is halved in sequence).
 fn syrk_sub<P: Par>(p: P, c: M, a: M, n: usize, k: usize) {
-    if n <= MM_LEAF {
+    if n <= MM_LEAF && k <= MM_LEAF {
         syrk_leaf(c, a, n, k);
+        return;
+    }
+    if k > n {
+        let h = k / 2;
+        syrk_sub(p, c, a, n, h);
+        syrk_sub(p, c, a.sub(0, h), n, k - h);
         return;
     }
     let h = n / 2;
@@ -180,10 +193,19 @@ fn trsm_leaf(b: M, l: M, m: usize, n: usize) {
     }
 }
 
-/// b (m×n) := b · L⁻ᵀ with L (n×n) lower triangular, rows in parallel.
+/// b (m×n) := b · L⁻ᵀ with L (n×n) lower triangular, cache-oblivious: rows in
+/// parallel while m ≥ n; otherwise the columns in sequence,
+/// X1 = B1·L11⁻ᵀ, B2 -= X1·L21ᵀ, X2 = B2·L22⁻ᵀ.
 fn trsm_right_lt<P: Par>(p: P, b: M, l: M, m: usize, n: usize) {
-    if m <= MM_LEAF {
+    if m <= MM_LEAF && n <= MM_LEAF {
         trsm_leaf(b, l, m, n);
+        return;
+    }
+    if n > m {
+        let h = n / 2;
+        trsm_right_lt(p, b, l, m, h);
+        gemm_nt_sub(p, b.sub(0, h), b, l.sub(h, 0), m, n - h, h);
+        trsm_right_lt(p, b.sub(0, h), l.sub(h, h), m, n - h);
         return;
     }
     let h = m / 2;
@@ -341,10 +363,19 @@ fn lower_solve_leaf(b: M, l: M, n: usize, m: usize) {
     }
 }
 
-/// b (n×m) := L⁻¹·b with L unit lower triangular (n×n); columns in parallel.
+/// b (n×m) := L⁻¹·b with L unit lower triangular (n×n), cache-oblivious: columns
+/// in parallel while m ≥ n; otherwise the rows in sequence,
+/// X1 = L11⁻¹B1, B2 -= L21·X1, X2 = L22⁻¹B2.
 fn lower_solve<P: Par>(p: P, b: M, l: M, n: usize, m: usize) {
-    if m <= MM_LEAF {
+    if m <= MM_LEAF && n <= MM_LEAF {
         lower_solve_leaf(b, l, n, m);
+        return;
+    }
+    if n > m {
+        let h = n / 2;
+        lower_solve(p, b, l, h, m);
+        schur(p, b.sub(h, 0), l.sub(h, 0), b, n - h, m, h);
+        lower_solve(p, b.sub(h, 0), l.sub(h, h), n - h, m);
         return;
     }
     let h = m / 2;
@@ -367,10 +398,19 @@ fn upper_solve_leaf(b: M, u: M, m: usize, n: usize) {
     }
 }
 
-/// b (m×n) := b·U⁻¹ with U upper triangular (n×n); rows in parallel.
+/// b (m×n) := b·U⁻¹ with U upper triangular (n×n), cache-oblivious: rows in
+/// parallel while m ≥ n; otherwise the columns in sequence,
+/// X1 = B1·U11⁻¹, B2 -= X1·U12, X2 = B2·U22⁻¹.
 fn upper_solve<P: Par>(p: P, b: M, u: M, m: usize, n: usize) {
-    if m <= MM_LEAF {
+    if m <= MM_LEAF && n <= MM_LEAF {
         upper_solve_leaf(b, u, m, n);
+        return;
+    }
+    if n > m {
+        let h = n / 2;
+        upper_solve(p, b, u, m, h);
+        schur(p, b.sub(0, h), b, u.sub(0, h), m, n - h, h);
+        upper_solve(p, b.sub(0, h), u.sub(h, h), m, n - h);
         return;
     }
     let h = m / 2;
@@ -392,13 +432,18 @@ fn schur_leaf(c: M, a: M, b: M, m: usize, n: usize, k: usize) {
     }
 }
 
-/// c (m×n) -= a (m×k)·b (k×n), parallel over the larger of m, n.
+/// c (m×n) -= a (m×k)·b (k×n), cache-oblivious like `gemm_nt_sub`: the largest of
+/// m, n, k is halved, m and n in parallel, k in sequence.
 fn schur<P: Par>(p: P, c: M, a: M, b: M, m: usize, n: usize, k: usize) {
-    if m <= MM_LEAF && n <= MM_LEAF {
+    if m <= MM_LEAF && n <= MM_LEAF && k <= MM_LEAF {
         schur_leaf(c, a, b, m, n, k);
         return;
     }
-    if m >= n {
+    if k >= m && k >= n {
+        let h = k / 2;
+        schur(p, c, a, b, m, n, h);
+        schur(p, c, a.sub(0, h), b.sub(h, 0), m, n, k - h);
+    } else if m >= n {
         let h = m / 2;
         p.join(
             || schur(p, c, a, b, h, n, k),
