@@ -219,6 +219,16 @@ fn bench_ring(runs: usize, out: &mut String) {
 const AES_TOTAL: usize = 64 << 20; // 64 MiB buffer
 const AES_PASSES: usize = 8;
 
+/// With `PERF_CTL=FIFO` in the environment, writes `cmd` (`enable`/`disable`) to that
+/// fifo, so that `perf record -D -1 --control=fifo:FIFO` samples only the timed region.
+fn perf_ctl(cmd: &str) {
+    if let Ok(p) = std::env::var("PERF_CTL") {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new().write(true).open(p).unwrap();
+        writeln!(f, "{cmd}").unwrap();
+    }
+}
+
 fn encrypt_chunk(chunk: &mut [u8]) {
     let key = aes::Aes128::new(&[7u8; 16].into());
     for _ in 0..AES_PASSES {
@@ -230,38 +240,67 @@ fn encrypt_chunk(chunk: &mut [u8]) {
 
 /// One process per chunk; a source hands out chunks (moved `Vec`s, zero copy) and
 /// collects the replies, each process answering on its own 1-slot channel. Returns
-/// MB/s.
-fn aes_lpel(workers: usize, buf: &mut Vec<Vec<u8>>) -> f64 {
+/// MB/s. Spawned after the processes (`source_first` false), the source starts when
+/// every process has run up to its first receive and blocked there, holding a stack
+/// that has gone cold by the time its chunk comes; spawned first, it fills every
+/// channel before any process starts, and each process then runs to completion on
+/// the stack its predecessor just gave back.
+fn aes_lpel(workers: usize, buf: &mut Vec<Vec<u8>>, source_first: bool) -> f64 {
     let chunks = std::mem::take(buf);
     let n = chunks.len();
     let mut net = Network::new(Config::with_workers(workers));
     let mut to_procs = Vec::with_capacity(n);
     let mut replies = Vec::with_capacity(n);
+    let mut ends = Vec::with_capacity(n);
     for _ in 0..n {
-        let (tx, mut rx) = channel::<Vec<u8>>("chunk", 1);
-        let (mut rtx, rrx) = channel::<Vec<u8>>("reply", 1);
+        let (tx, rx) = channel::<Vec<u8>>("chunk", 1);
+        let (rtx, rrx) = channel::<Vec<u8>>("reply", 1);
         to_procs.push(tx);
         replies.push(rrx);
-        net.spawn_spec(TaskSpec::boxed("aes").stack_size(32 * 1024), move || {
-            let mut c = rx.recv().unwrap();
-            encrypt_chunk(&mut c);
-            rtx.send(c).unwrap();
-        });
+        ends.push((rx, rtx));
+    }
+    let mut spawn_procs = |net: &mut Network| {
+        for (mut rx, mut rtx) in ends.drain(..) {
+            net.spawn_spec(TaskSpec::boxed("aes").stack_size(32 * 1024), move || {
+                let mut c = rx.recv().unwrap();
+                encrypt_chunk(&mut c);
+                rtx.send(c).unwrap();
+            });
+        }
+    };
+    if !source_first {
+        spawn_procs(&mut net);
     }
     let (mut done_tx, mut done_rx) = stream::<(Vec<Vec<u8>>, f64)>(1);
     net.spawn("source", move || {
+        perf_ctl("enable");
         let t0 = Instant::now();
         for (tx, c) in to_procs.iter_mut().zip(chunks) {
             tx.send(c).unwrap();
         }
         let out: Vec<Vec<u8>> = replies.iter_mut().map(|r| r.recv().unwrap()).collect();
         let secs = t0.elapsed().as_secs_f64();
+        perf_ctl("disable");
         done_tx.write((out, secs)).unwrap();
     });
+    if source_first {
+        spawn_procs(&mut net);
+    }
     net.run().expect("aes ran");
     let (out, secs) = done_rx.read().unwrap();
     *buf = out;
     (AES_TOTAL * AES_PASSES) as f64 / 1e6 / secs
+}
+
+/// The chunks encrypted by a plain loop on this thread, no processes: the floor each
+/// chunk size allows (the data alone does not favour large chunks: same MB/s at
+/// every k here). Returns MB/s.
+fn aes_plain(buf: &mut [Vec<u8>]) -> f64 {
+    let t0 = Instant::now();
+    for c in buf.iter_mut() {
+        encrypt_chunk(c);
+    }
+    (AES_TOTAL * AES_PASSES) as f64 / 1e6 / t0.elapsed().as_secs_f64()
 }
 
 /// Thread per chunk, crossbeam channels. Returns MB/s, or `None` if the OS refuses
@@ -329,16 +368,20 @@ fn bench_aes(runs: usize, out: &mut String) {
     );
     let _ = writeln!(
         out,
-        "| k | processes | LPEL 1w | LPEL 2w | threads 2 cores | LPEL 2w / threads |"
+        "| k | processes | plain loop (floor) | LPEL 1w | LPEL 2w | LPEL 1w, source first | LPEL 2w, source first | threads 2 cores | LPEL 2w / threads |"
     );
-    let _ = writeln!(out, "|---|---|---|---|---|---|");
-    let mut best = 0f64;
-    let mut at16k = 0f64;
+    let _ = writeln!(out, "|---|---|---|---|---|---|---|---|---|");
+    // Best and 16384-process figure per LPEL column.
+    let mut best = [0f64; 4];
+    let mut at16k = [0f64; 4];
     for k in (12..=26).step_by(2) {
         let n = AES_TOTAL >> k;
         let mut buf = make_chunks(k);
-        let l1 = median((0..runs).map(|_| aes_lpel(1, &mut buf)).collect());
-        let l2 = median((0..runs).map(|_| aes_lpel(2, &mut buf)).collect());
+        let plain = median((0..runs).map(|_| aes_plain(&mut buf)).collect());
+        let l1 = median((0..runs).map(|_| aes_lpel(1, &mut buf, false)).collect());
+        let l2 = median((0..runs).map(|_| aes_lpel(2, &mut buf, false)).collect());
+        let f1 = median((0..runs).map(|_| aes_lpel(1, &mut buf, true)).collect());
+        let f2 = median((0..runs).map(|_| aes_lpel(2, &mut buf, true)).collect());
         snet_lpel::release_pooled_stacks();
         // 16384 OS threads need ~4 mappings each (stack, guard, signal stack, guard):
         // more than vm.max_map_count (65530) allows here, and std aborts the process
@@ -350,27 +393,36 @@ fn bench_aes(runs: usize, out: &mut String) {
         } else {
             Vec::new()
         };
-        best = best.max(l2);
-        if n == 16384 {
-            at16k = l2;
+        for (i, v) in [l1, l2, f1, f2].into_iter().enumerate() {
+            best[i] = best[i].max(v);
+            if n == 16384 {
+                at16k[i] = v;
+            }
         }
+        let lpel = format!("{plain:.1} | {l1:.1} | {l2:.1} | {f1:.1} | {f2:.1}");
         let line = if th.is_empty() {
-            format!("| {k} | {n} | {l1:.1} | {l2:.1} | n/a (too many threads for vm.max_map_count) | – |")
+            format!("| {k} | {n} | {lpel} | n/a (too many threads for vm.max_map_count) | – |")
         } else {
             let th = median(th);
-            format!(
-                "| {k} | {n} | {l1:.1} | {l2:.1} | {th:.1} | {:.2} |",
-                l2 / th
-            )
+            format!("| {k} | {n} | {lpel} | {th:.1} | {:.2} |", l2 / th)
         };
         println!("{line}");
         let _ = writeln!(out, "{line}");
     }
-    let _ = writeln!(
-        out,
-        "\nLPEL 2w at 16384 processes: {at16k:.1} MB/s = {:.0}% of its best ({best:.1} MB/s).\n",
-        100.0 * at16k / best
-    );
+    let _ = writeln!(out);
+    for (i, what) in ["1w", "2w", "1w, source first", "2w, source first"]
+        .iter()
+        .enumerate()
+    {
+        let _ = writeln!(
+            out,
+            "LPEL {what} at 16384 processes: {:.1} MB/s = {:.0}% of its best ({:.1} MB/s).",
+            at16k[i],
+            100.0 * at16k[i] / best[i],
+            best[i]
+        );
+    }
+    let _ = writeln!(out);
 }
 
 // ---------------------------------------------------------------- h264
@@ -785,7 +837,10 @@ fn bench_placement(runs: usize, out: &mut String) {
 
 const USAGE: &str = "usage: kpn_bench [ring|aes|h264|placement|all] [--runs N] [--out FILE]
        kpn_bench ring-one N WORKERS [good|bad]
-       kpn_bench aes-one K WORKERS [RUNS]";
+       kpn_bench aes-one K WORKERS [RUNS [first]]
+       kpn_bench aes-plain K [RUNS]
+
+PERF_CTL=FIFO: write enable/disable around aes's timed region (perf record --control)";
 
 /// The `i`-th argument parsed as `T`, or the usage text and exit code 2.
 fn arg<T: std::str::FromStr>(args: &[String], i: usize, what: &str) -> T {
@@ -824,8 +879,27 @@ fn main() {
             5
         };
         let mut buf = make_chunks(k);
-        let v: Vec<f64> = (0..runs).map(|_| aes_lpel(w, &mut buf)).collect();
-        println!("k {k} ({} processes) {w}w: MB/s {v:.0?}", AES_TOTAL >> k);
+        let first = args.get(4).map(String::as_str) == Some("first");
+        let v: Vec<f64> = (0..runs).map(|_| aes_lpel(w, &mut buf, first)).collect();
+        let order = if first { ", source first" } else { "" };
+        println!(
+            "k {k} ({} processes) {w}w{order}: MB/s {v:.0?}",
+            AES_TOTAL >> k
+        );
+        return;
+    }
+    if what == "aes-plain" {
+        // aes-plain K RUNS: the same chunks encrypted by a plain loop on this thread,
+        // no processes: the floor each chunk size allows (cache and prefetch effects).
+        let k: u32 = arg(&args, 1, "K");
+        let runs: usize = if args.len() > 2 {
+            arg(&args, 2, "RUNS")
+        } else {
+            5
+        };
+        let mut buf = make_chunks(k);
+        let v: Vec<f64> = (0..runs).map(|_| aes_plain(&mut buf)).collect();
+        println!("k {k} ({} chunks) plain loop: MB/s {v:.0?}", AES_TOTAL >> k);
         return;
     }
     if !["ring", "aes", "h264", "placement", "all"].contains(&what.as_str()) {
