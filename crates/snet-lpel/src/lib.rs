@@ -53,6 +53,7 @@ pub mod kpn;
 mod mailbox;
 mod monitor;
 mod placement;
+mod registry;
 mod runtime;
 mod sched;
 #[cfg(not(loom))]

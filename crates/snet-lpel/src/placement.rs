@@ -46,13 +46,7 @@ pub(crate) fn run(rt: Arc<RtShared>, cfg: PlacementConfig) {
         if n < 2 {
             continue;
         }
-        let tasks: Vec<Arc<Task>> = rt
-            .registry
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .values()
-            .cloned()
-            .collect();
+        let tasks: Vec<Arc<Task>> = rt.registry.all();
         match cfg.strategy {
             Strategy::Random { .. } => {
                 for t in &tasks {

@@ -7,7 +7,6 @@ use crate::mailbox::Mailbox;
 use crate::stream::StreamRef;
 use crate::task::{Activation, Body, Task, TaskId, TaskKind, TaskSpec, TaskState};
 use crate::worker::{run_worker, with_ctx, worker_index_of, WorkerStats};
-use std::collections::HashMap;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release, SeqCst};
 use std::sync::atomic::{fence, AtomicBool, AtomicUsize};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
@@ -41,7 +40,7 @@ pub(crate) struct RtShared {
     /// Tasks created and not yet finished.
     pub(crate) live: AtomicUsize,
     pub(crate) shutdown: AtomicBool,
-    pub(crate) registry: Mutex<HashMap<u64, Arc<Task>>>,
+    pub(crate) registry: crate::registry::Registry,
     idle_mx: Mutex<()>,
     idle_cv: Condvar,
     assigner: Assigner,
@@ -180,10 +179,8 @@ impl RtShared {
 
     /// A task finished: forget it.
     pub(crate) fn retire(&self, t: &Task) {
-        self.registry
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&t.id.0);
+        // The caller still holds a reference: the task is freed after this returns.
+        drop(self.registry.remove(t));
         self.live.fetch_sub(1, Release);
     }
 
@@ -195,10 +192,7 @@ impl RtShared {
         task.owner.store(w, Relaxed);
         self.live.fetch_add(1, Relaxed);
         self.spawned.fetch_add(1, Relaxed);
-        self.registry
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(id.0, Arc::clone(&task));
+        self.registry.insert(Arc::clone(&task));
         if let Some(m) = &self.task_map {
             use std::io::Write;
             let kind = if spec.kind == TaskKind::Box {
@@ -225,9 +219,10 @@ impl RtShared {
     }
 
     fn blocked_tasks(&self) -> Vec<BlockedTask> {
-        let reg = self.registry.lock().unwrap_or_else(|e| e.into_inner());
-        let mut v: Vec<BlockedTask> = reg
-            .values()
+        let mut v: Vec<BlockedTask> = self
+            .registry
+            .all()
+            .iter()
             .map(|t| {
                 let state = t.state();
                 let streams = match state {
@@ -337,7 +332,7 @@ impl Runtime {
             active: AtomicUsize::new(n),
             live: AtomicUsize::new(0),
             shutdown: AtomicBool::new(false),
-            registry: Mutex::new(HashMap::new()),
+            registry: crate::registry::Registry::new(),
             idle_mx: Mutex::new(()),
             idle_cv: Condvar::new(),
             assigner: Assigner::new(cfg.assignment, n),
@@ -494,10 +489,7 @@ impl Runtime {
         }
         // Tasks still registered are blocked (or were never started): unwind and drop
         // their coroutines here, outside the registry lock.
-        let left: Vec<Arc<Task>> = {
-            let mut reg = sh.registry.lock().unwrap_or_else(|e| e.into_inner());
-            reg.drain().map(|(_, t)| t).collect()
-        };
+        let left: Vec<Arc<Task>> = sh.registry.drain();
         for t in &left {
             // SAFETY: every worker has exited, so nobody else touches task locals.
             let (co, body) = unsafe { (t.local().co.take(), t.local().pending.take()) };

@@ -212,6 +212,8 @@ pub(crate) struct Task {
     pub(crate) rt: Option<Arc<crate::runtime::RtShared>>,
     pub(crate) external: Option<External>,
     pub(crate) owner: AtomicUsize,
+    /// Slot in the runtime's registry (see `registry`).
+    pub(crate) reg_slot: AtomicUsize,
     pub(crate) next_worker: AtomicUsize,
     pub(crate) state: AtomicU8,
     /// Stream a task blocked in read/write waits on (for deadlock reports).
@@ -277,6 +279,7 @@ impl Task {
                 cv: Condvar::new(),
             }),
             owner: AtomicUsize::new(NO_WORKER),
+            reg_slot: AtomicUsize::new(usize::MAX),
             next_worker: AtomicUsize::new(NO_WORKER),
             state: AtomicU8::new(TaskState::Created as u8),
             blocked_on: AtomicPtr::new(std::ptr::null_mut()),
