@@ -205,46 +205,81 @@ impl BoxJob {
     }
 }
 
-/// Moves the next batch of an inbox's `queue` (holding `queued_bytes` of payload) into
-/// `hand`: at most `max` jobs (at least one if any is queued) and, when the queue holds
-/// more than `max_bytes`, about `max_bytes` worth (big records). Keeps `queued_bytes`
-/// up to date; returns how many jobs moved. A whole queue going into an empty hand
-/// exchanges the buffers instead of moving jobs.
-pub fn take_batch(
-    queue: &mut std::collections::VecDeque<BoxJob>,
-    queued_bytes: &mut usize,
-    max: usize,
-    max_bytes: usize,
-    hand: &mut std::collections::VecDeque<BoxJob>,
-) -> usize {
-    let mut n = queue.len().min(max.max(1));
-    if *queued_bytes > max_bytes {
-        let (mut acc, mut k) = (0, 0);
-        for j in queue.iter().take(n) {
-            k += 1;
-            acc += j.bytes;
-            if acc >= max_bytes {
-                break;
-            }
+/// The bound of an engine's box inbox (lpel, threads): at most `capacity` jobs, and no
+/// further job once `max_bytes` of payload are queued (one job of any size still fits an
+/// empty inbox, so a big record never blocks forever).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InboxBudget {
+    /// Jobs the inbox holds at most (at least 1).
+    pub capacity: usize,
+    /// Payload bytes after which the inbox takes no more jobs (at least 1).
+    pub max_bytes: usize,
+}
+
+impl InboxBudget {
+    /// A budget of `capacity` jobs and `max_bytes` bytes (each at least 1).
+    pub fn new(capacity: usize, max_bytes: usize) -> InboxBudget {
+        InboxBudget {
+            capacity: capacity.max(1),
+            max_bytes: max_bytes.max(1),
         }
-        n = k;
     }
-    if n == 0 {
-        return 0;
-    }
-    if n == queue.len() {
-        *queued_bytes = 0;
-        if hand.is_empty() {
-            std::mem::swap(queue, hand);
+
+    /// How many more jobs fit with `queued` jobs holding `queued_bytes` queued.
+    pub fn room(&self, queued: usize, queued_bytes: usize) -> usize {
+        if queued > 0 && queued_bytes >= self.max_bytes {
+            0
         } else {
-            hand.extend(queue.drain(..));
+            self.capacity.saturating_sub(queued)
         }
-    } else {
-        let taken: usize = queue.iter().take(n).map(|j| j.bytes).sum();
-        *queued_bytes -= taken;
-        hand.extend(queue.drain(..n));
     }
-    n
+
+    /// Whether a blocking push must wait.
+    pub fn is_full(&self, queued: usize, queued_bytes: usize) -> bool {
+        self.room(queued, queued_bytes) == 0
+    }
+
+    /// Moves the next batch of an inbox's `queue` (holding `queued_bytes` of payload)
+    /// into `hand`: at most `max` jobs (at least one if any is queued) and, when the
+    /// queue holds more than `max_bytes`, about `max_bytes` worth (big records). Keeps
+    /// `queued_bytes` up to date; returns how many jobs moved. A whole queue going into
+    /// an empty hand exchanges the buffers instead of moving jobs.
+    pub fn take_batch(
+        &self,
+        queue: &mut std::collections::VecDeque<BoxJob>,
+        queued_bytes: &mut usize,
+        max: usize,
+        hand: &mut std::collections::VecDeque<BoxJob>,
+    ) -> usize {
+        let mut n = queue.len().min(max.max(1));
+        if *queued_bytes > self.max_bytes {
+            let (mut acc, mut k) = (0, 0);
+            for j in queue.iter().take(n) {
+                k += 1;
+                acc += j.bytes;
+                if acc >= self.max_bytes {
+                    break;
+                }
+            }
+            n = k;
+        }
+        if n == 0 {
+            return 0;
+        }
+        if n == queue.len() {
+            *queued_bytes = 0;
+            if hand.is_empty() {
+                std::mem::swap(queue, hand);
+            } else {
+                hand.extend(queue.drain(..));
+            }
+        } else {
+            let taken: usize = queue.iter().take(n).map(|j| j.bytes).sum();
+            *queued_bytes -= taken;
+            hand.extend(queue.drain(..n));
+        }
+        n
+    }
 }
 
 /// Counters updated during a run by the core and the engines.
@@ -613,6 +648,46 @@ mod tests {
         assert_eq!(tried, [64, 32, 16]);
         let r: Result<((), usize), usize> = halving_until(64, 8, Err);
         assert_eq!(r, Err(8), "the last error, at the floor");
+    }
+
+    #[test]
+    fn the_inbox_budget_counts_jobs_and_bytes_and_batches_within_both() {
+        let b = InboxBudget::new(0, 0);
+        assert_eq!(
+            (b.capacity, b.max_bytes),
+            (1, 1),
+            "both clamped to at least 1"
+        );
+        let b = InboxBudget::new(4, 100);
+        assert_eq!(b.room(0, 0), 4);
+        assert_eq!(b.room(3, 99), 1);
+        assert_eq!(b.room(4, 0), 0);
+        assert_eq!(
+            b.room(1, 100),
+            0,
+            "a non-empty queue at the byte budget is full"
+        );
+        assert!(b.is_full(1, 500) && b.is_full(4, 0) && !b.is_full(3, 99));
+        // Jobs of 60 bytes: a batch stops once it holds `max_bytes`, at least one job.
+        let job = |bytes| BoxJob {
+            rec: None,
+            ctx: None,
+            bytes,
+        };
+        let mut q: std::collections::VecDeque<BoxJob> = (0..4).map(|_| job(60)).collect();
+        let mut queued = 240;
+        let mut hand = std::collections::VecDeque::new();
+        assert_eq!(b.take_batch(&mut q, &mut queued, 4, &mut hand), 2);
+        assert_eq!((q.len(), queued, hand.len()), (2, 120, 2));
+        assert_eq!(b.take_batch(&mut q, &mut queued, 4, &mut hand), 2);
+        assert_eq!((q.len(), queued, hand.len()), (0, 0, 4));
+        // Under the byte budget, `max` bounds the batch; a huge job still moves alone.
+        let mut q: std::collections::VecDeque<BoxJob> = [1000, 1, 1].into_iter().map(job).collect();
+        let (mut queued, mut hand) = (1002, std::collections::VecDeque::new());
+        assert_eq!(b.take_batch(&mut q, &mut queued, 3, &mut hand), 1);
+        assert_eq!(queued, 2);
+        assert_eq!(b.take_batch(&mut q, &mut queued, 1, &mut hand), 1);
+        assert_eq!((q.len(), queued), (1, 1));
     }
 
     /// More threads than exclusive shards count at once, some of them exiting early so

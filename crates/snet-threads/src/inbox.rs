@@ -28,7 +28,7 @@
 //! around a cycle: a deadlock. The thread that brings the count of running box threads
 //! to zero while some producer is blocked reports it.
 
-use snet_core::engine::take_batch;
+use snet_core::engine::InboxBudget;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
@@ -102,9 +102,7 @@ pub(crate) struct Inbox {
     ready: Condvar,
     /// Blocked producers wait here for their release.
     room: Condvar,
-    capacity: usize,
-    /// Payload bytes at which a non-empty queue counts as full.
-    max_bytes: usize,
+    budget: InboxBudget,
 }
 
 impl Inbox {
@@ -122,8 +120,7 @@ impl Inbox {
             }),
             ready: Condvar::new(),
             room: Condvar::new(),
-            capacity: capacity.max(1),
-            max_bytes: max_bytes.max(1),
+            budget: InboxBudget::new(capacity, max_bytes),
         }
     }
 
@@ -133,7 +130,7 @@ impl Inbox {
 
     /// Whether a blocking push must wait.
     fn full(&self, g: &Inner) -> bool {
-        g.queue.len() >= self.capacity || (g.bytes >= self.max_bytes && !g.queue.is_empty())
+        self.budget.is_full(g.queue.len(), g.bytes)
     }
 
     /// Queues `job`. With `block` (`Some(true)` from a box thread, `Some(false)` from
@@ -215,11 +212,10 @@ impl Inbox {
             g = self.ready.wait(g).unwrap_or_else(|p| p.into_inner());
         }
         let inner = &mut *g;
-        take_batch(
+        self.budget.take_batch(
             &mut inner.queue,
             &mut inner.bytes,
-            self.capacity,
-            self.max_bytes,
+            self.budget.capacity,
             hand,
         );
         let (boxes, others) = (g.blocked_boxes, g.blocked_others);

@@ -39,7 +39,7 @@
 use super::park::{block, Waiter};
 use crate::stream::{account_external, external_meta, StreamMeta};
 use crate::task::TaskState;
-use snet_core::engine::take_batch;
+use snet_core::engine::InboxBudget;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -124,9 +124,7 @@ fn keep_spare(buf: VecDeque<Job>) {
 #[derive(Debug)]
 pub(crate) struct Inbox {
     inner: Mutex<Inner>,
-    capacity: usize,
-    /// Payload bytes beyond which a non-empty queue counts as full.
-    max_bytes: usize,
+    budget: InboxBudget,
     /// Stream identity for monitoring and deadlock reports.
     meta: Arc<StreamMeta>,
 }
@@ -142,8 +140,7 @@ impl Inbox {
                 gen: 0,
                 producers: VecDeque::new(),
             }),
-            capacity: capacity.max(1),
-            max_bytes: max_bytes.max(1),
+            budget: InboxBudget::new(capacity, max_bytes),
             meta: external_meta(Some(name), capacity),
         }
     }
@@ -203,13 +200,9 @@ impl Inbox {
             return Take::Retired;
         }
         let inner = &mut *g;
-        let n = take_batch(
-            &mut inner.queue,
-            &mut inner.bytes,
-            max,
-            self.max_bytes,
-            hand,
-        );
+        let n = self
+            .budget
+            .take_batch(&mut inner.queue, &mut inner.bytes, max, hand);
         if n > 0 {
             let len = g.queue.len();
             let woken = self.wake_for_room(&mut g, len);
@@ -248,19 +241,14 @@ impl Inbox {
     /// Whether a blocking push must wait: the queue holds `capacity` jobs, or it is
     /// non-empty and holds `max_bytes` of payload.
     fn full(&self, g: &Inner) -> bool {
-        g.queue.len() >= self.capacity || (g.bytes >= self.max_bytes && !g.queue.is_empty())
+        self.budget.is_full(g.queue.len(), g.bytes)
     }
 
     /// Takes out as many blocked producers as there is room for with `len` jobs
     /// queued (they retry their push after being woken, and block again if the
     /// queue is full by then).
     fn wake_for_room(&self, g: &mut Inner, len: usize) -> Vec<Waiter> {
-        let room = if len > 0 && g.bytes >= self.max_bytes {
-            0
-        } else {
-            self.capacity.saturating_sub(len)
-        };
-        let k = room.min(g.producers.len());
+        let k = self.budget.room(len, g.bytes).min(g.producers.len());
         if k == 0 {
             Vec::new()
         } else {
