@@ -115,31 +115,43 @@ fn gemm_nt_leaf(c: M, a: M, b: M, m: usize, n: usize, k: usize) {
     }
 }
 
-/// c (m×n) -= a (m×k) · b(n×k)ᵀ, cache-oblivious: the largest of m, n, k is halved,
-/// m and n in parallel, k in sequence (both halves update the same c), down to
-/// leaves with every dimension ≤ `MM_LEAF` (their operands fit in L1).
-fn gemm_nt_sub<P: Par>(p: P, c: M, a: M, b: M, m: usize, n: usize, k: usize) {
+/// c (m×n) -= a (m×k) · op(b), cache-oblivious: the largest of m, n, k is halved, m and
+/// n in parallel, k in sequence (both halves update the same c), down to leaves with
+/// every dimension ≤ `MM_LEAF` (their operands fit in L1). op(b) is bᵀ for b (n×k) when
+/// `BT` (cholesky's updates), b (k×n) itself otherwise (lu's Schur complement).
+fn rank_update<P: Par, const BT: bool>(p: P, c: M, a: M, b: M, m: usize, n: usize, k: usize) {
     if m <= MM_LEAF && n <= MM_LEAF && k <= MM_LEAF {
-        gemm_nt_leaf(c, a, b, m, n, k);
+        if BT {
+            gemm_nt_leaf(c, a, b, m, n, k);
+        } else {
+            schur_leaf(c, a, b, m, n, k);
+        }
         return;
     }
+    // The block of op(b) from inner index `l` and column `j` on.
+    let b_at = |l: usize, j: usize| if BT { b.sub(j, l) } else { b.sub(l, j) };
     if k >= m && k >= n {
         let h = k / 2;
-        gemm_nt_sub(p, c, a, b, m, n, h);
-        gemm_nt_sub(p, c, a.sub(0, h), b.sub(0, h), m, n, k - h);
+        rank_update::<P, BT>(p, c, a, b, m, n, h);
+        rank_update::<P, BT>(p, c, a.sub(0, h), b_at(h, 0), m, n, k - h);
     } else if m >= n {
         let h = m / 2;
         p.join(
-            || gemm_nt_sub(p, c, a, b, h, n, k),
-            || gemm_nt_sub(p, c.sub(h, 0), a.sub(h, 0), b, m - h, n, k),
+            || rank_update::<P, BT>(p, c, a, b, h, n, k),
+            || rank_update::<P, BT>(p, c.sub(h, 0), a.sub(h, 0), b, m - h, n, k),
         );
     } else {
         let h = n / 2;
         p.join(
-            || gemm_nt_sub(p, c, a, b, m, h, k),
-            || gemm_nt_sub(p, c.sub(0, h), a, b.sub(h, 0), m, n - h, k),
+            || rank_update::<P, BT>(p, c, a, b, m, h, k),
+            || rank_update::<P, BT>(p, c.sub(0, h), a, b_at(0, h), m, n - h, k),
         );
     }
+}
+
+/// c (m×n) -= a (m×k) · b(n×k)ᵀ (see `rank_update`).
+fn gemm_nt_sub<P: Par>(p: P, c: M, a: M, b: M, m: usize, n: usize, k: usize) {
+    rank_update::<P, true>(p, c, a, b, m, n, k);
 }
 
 #[inline(never)]
@@ -155,7 +167,7 @@ fn syrk_leaf(c: M, a: M, n: usize, k: usize) {
     }
 }
 
-/// Lower triangle of c (n×n) -= a (n×k) · aᵀ, cache-oblivious like `gemm_nt_sub`
+/// Lower triangle of c (n×n) -= a (n×k) · aᵀ, cache-oblivious like `rank_update`
 /// (a k larger than n is halved in sequence).
 fn syrk_sub<P: Par>(p: P, c: M, a: M, n: usize, k: usize) {
     if n <= MM_LEAF && k <= MM_LEAF {
@@ -432,30 +444,9 @@ fn schur_leaf(c: M, a: M, b: M, m: usize, n: usize, k: usize) {
     }
 }
 
-/// c (m×n) -= a (m×k)·b (k×n), cache-oblivious like `gemm_nt_sub`: the largest of
-/// m, n, k is halved, m and n in parallel, k in sequence.
+/// c (m×n) -= a (m×k)·b (k×n) (see `rank_update`).
 fn schur<P: Par>(p: P, c: M, a: M, b: M, m: usize, n: usize, k: usize) {
-    if m <= MM_LEAF && n <= MM_LEAF && k <= MM_LEAF {
-        schur_leaf(c, a, b, m, n, k);
-        return;
-    }
-    if k >= m && k >= n {
-        let h = k / 2;
-        schur(p, c, a, b, m, n, h);
-        schur(p, c, a.sub(0, h), b.sub(h, 0), m, n, k - h);
-    } else if m >= n {
-        let h = m / 2;
-        p.join(
-            || schur(p, c, a, b, h, n, k),
-            || schur(p, c.sub(h, 0), a.sub(h, 0), b, m - h, n, k),
-        );
-    } else {
-        let h = n / 2;
-        p.join(
-            || schur(p, c, a, b, m, h, k),
-            || schur(p, c.sub(0, h), a, b.sub(0, h), m, n - h, k),
-        );
-    }
+    rank_update::<P, false>(p, c, a, b, m, n, k);
 }
 
 /// A diagonally dominant matrix (LU without pivoting is stable on it).
