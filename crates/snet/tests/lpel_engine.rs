@@ -4,7 +4,6 @@
 //! errors stop the run, and monitoring / trace / placement are wired to the layer.
 
 use snet::{Arg, ArgExt, BoxInput, BoxOutput, EngineKind, Program, Record};
-use snet_core::RunStats;
 use snet_lpel::snet_engine::{CliOptions, LpelConfig, LpelEngine};
 
 #[path = "common/bounded.rs"]
@@ -16,7 +15,7 @@ fn run_lpel(
     cfg: LpelConfig,
     workers: usize,
     input: Vec<Record>,
-) -> Result<(Vec<Record>, RunStats), snet::RunError> {
+) -> bounded::Outcome {
     bounded::run_on(&LpelEngine::new(cfg), prog, workers, input)
 }
 
@@ -28,12 +27,7 @@ fn cap(k: usize) -> LpelConfig {
 }
 
 /// The shared checks' runner: the lpel engine with inbox capacity `k`.
-fn lpel(
-    p: &Program,
-    k: usize,
-    workers: usize,
-    input: Vec<Record>,
-) -> Result<(Vec<Record>, RunStats), snet::RunError> {
+fn lpel(p: &Program, k: usize, workers: usize, input: Vec<Record>) -> bounded::Outcome {
     run_lpel(p, cap(k), workers, input)
 }
 

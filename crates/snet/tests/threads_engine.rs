@@ -4,7 +4,6 @@
 //! is joined before the run returns.
 
 use snet::{Arg, ArgExt, BoxInput, BoxOutput, Program, Record};
-use snet_core::RunStats;
 use snet_threads::ThreadsEngine;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -17,7 +16,7 @@ fn run_threads(
     engine: ThreadsEngine,
     workers: usize,
     input: Vec<Record>,
-) -> Result<(Vec<Record>, RunStats), snet::RunError> {
+) -> bounded::Outcome {
     bounded::run_on(&engine, prog, workers, input)
 }
 
@@ -29,12 +28,7 @@ fn cap(k: usize) -> ThreadsEngine {
 }
 
 /// The shared checks' runner: the threads engine with inbox capacity `k`.
-fn threads(
-    p: &Program,
-    k: usize,
-    workers: usize,
-    input: Vec<Record>,
-) -> Result<(Vec<Record>, RunStats), snet::RunError> {
+fn threads(p: &Program, k: usize, workers: usize, input: Vec<Record>) -> bounded::Outcome {
     run_threads(p, cap(k), workers, input)
 }
 

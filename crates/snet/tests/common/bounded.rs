@@ -5,13 +5,11 @@
 use snet::{Arg, ArgExt, BoxInput, BoxOutput, EngineKind, Program, Record};
 use snet_core::{Engine, Label, RunOptions, RunStats};
 
+/// A run's output records and statistics, or its error.
+pub(crate) type Outcome = Result<(Vec<Record>, RunStats), snet::RunError>;
+
 /// Runs a program on an engine with this inbox capacity and worker count.
-pub(crate) type Runner<'a> = &'a dyn Fn(
-    &Program,
-    usize,
-    usize,
-    Vec<Record>,
-) -> Result<(Vec<Record>, RunStats), snet::RunError>;
+pub(crate) type Runner<'a> = &'a dyn Fn(&Program, usize, usize, Vec<Record>) -> Outcome;
 
 /// Runs `prog` on `engine` with `workers` workers over `input`.
 pub(crate) fn run_on(
@@ -19,7 +17,7 @@ pub(crate) fn run_on(
     prog: &Program,
     workers: usize,
     input: Vec<Record>,
-) -> Result<(Vec<Record>, RunStats), snet::RunError> {
+) -> Outcome {
     let mut out = Vec::new();
     let mut src = input.into_iter().fuse();
     let stats = engine.run(
@@ -114,26 +112,35 @@ pub(crate) fn a_big_feedback_loop_runs_to_completion(run: Runner<'_>, capacities
     }
 }
 
-/// A slow second box: the records in flight stay bounded, order is kept.
-pub(crate) fn back_pressure_bounds_the_records_in_flight(run: Runner<'_>) {
-    // A slow second box: without blocking pushes the reader would queue all input.
-    let mut p = Program::from_source(
-        "pipe.snet",
-        "net pipe { box a((<x>) -> (<x>)); box b((<x>) -> (<x>)); } connect a .. b;",
-    )
-    .unwrap();
+/// `net NAME connect a .. b;` on tag `<x>`: `a` passes `<x>` on, `b` is `b_box`.
+fn a_then(
+    name: &str,
+    b_box: impl Fn(&BoxInput<'_>, &mut BoxOutput<'_>) -> Result<(), snet_core::BoxFailure>
+        + Send
+        + Sync
+        + 'static,
+) -> Program {
+    let src =
+        format!("net {name} {{ box a((<x>) -> (<x>)); box b((<x>) -> (<x>)); }} connect a .. b;");
+    let mut p = Program::from_source(&format!("{name}.snet"), &src).unwrap();
     p.bind("a", |i: &BoxInput<'_>, o: &mut BoxOutput<'_>| {
         o.emit(1, vec![Arg::tag(i.tag("x").unwrap_or(0))])
     })
     .unwrap();
-    p.bind("b", |i: &BoxInput<'_>, o: &mut BoxOutput<'_>| {
+    p.bind("b", b_box).unwrap();
+    p
+}
+
+/// A slow second box: the records in flight stay bounded, order is kept.
+pub(crate) fn back_pressure_bounds_the_records_in_flight(run: Runner<'_>) {
+    // A slow second box: without blocking pushes the reader would queue all input.
+    let p = a_then("pipe", |i: &BoxInput<'_>, o: &mut BoxOutput<'_>| {
         let t = std::time::Instant::now();
         while t.elapsed() < std::time::Duration::from_micros(20) {
             std::hint::spin_loop();
         }
         o.emit(1, vec![Arg::tag(i.tag("x").unwrap_or(0))])
-    })
-    .unwrap();
+    });
     let input: Vec<Record> = (0..3000).map(|x| Record::new().with_tag("x", x)).collect();
     for workers in [1, 2] {
         let (out, stats) = run(&p, 4, workers, input.clone()).unwrap();
@@ -151,23 +158,13 @@ pub(crate) fn back_pressure_bounds_the_records_in_flight(run: Runner<'_>) {
 
 /// A box error stops the run although producers are blocked.
 pub(crate) fn a_failing_box_stops_the_run_even_with_blocked_producers(run: Runner<'_>) {
-    let mut p = Program::from_source(
-        "fail.snet",
-        "net fail { box a((<x>) -> (<x>)); box b((<x>) -> (<x>)); } connect a .. b;",
-    )
-    .unwrap();
-    p.bind("a", |i: &BoxInput<'_>, o: &mut BoxOutput<'_>| {
-        o.emit(1, vec![Arg::tag(i.tag("x").unwrap_or(0))])
-    })
-    .unwrap();
-    p.bind("b", |i: &BoxInput<'_>, o: &mut BoxOutput<'_>| {
+    let p = a_then("fail", |i: &BoxInput<'_>, o: &mut BoxOutput<'_>| {
         let x = i.tag("x").unwrap_or(0);
         if x == 500 {
             return Err(snet_core::BoxFailure("x is 500".into()));
         }
         o.emit(1, vec![Arg::tag(x)])
-    })
-    .unwrap();
+    });
     let input: Vec<Record> = (0..5000).map(|x| Record::new().with_tag("x", x)).collect();
     for workers in [1, 2] {
         let err = run(&p, 1, workers, input.clone())
