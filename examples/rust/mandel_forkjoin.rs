@@ -10,7 +10,7 @@
 //! Run: `cargo run --release -p snet --example mandel_forkjoin -- [WIDTH HEIGHT RUNS]`
 
 use snet::{Arg, ArgExt, BoxInput, BoxOutput, Program, Record, Value};
-use snet_core::{BoxFailure, Engine, Label, RunOptions};
+use snet_core::{BoxFailure, Label, RunOptions};
 use snet_front::{forkjoin, FrontEngine, FrontOptions};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
@@ -108,13 +108,7 @@ fn run_once(
     let mut out: Vec<Record> = Vec::new();
     let cpu0 = cpu_time();
     let t0 = Instant::now();
-    engine.run(
-        prog.net(),
-        prog.boxes(),
-        &mut src,
-        &mut out,
-        &RunOptions { workers },
-    )?;
+    prog.run_on(&engine, &mut src, &mut out, &RunOptions { workers })?;
     let wall = t0.elapsed();
     let cpu = cpu_time().saturating_sub(cpu0);
     if out.len() != h as usize {

@@ -309,9 +309,33 @@ impl Program {
         output: &mut dyn RecordSink,
         opts: &RunOptions,
     ) -> Result<RunStats, Error> {
-        Ok(engine
-            .engine()
-            .run(self.net(), &self.boxes, input, output, opts)?)
+        Ok(self.run_on(&*engine.engine(), input, output, opts)?)
+    }
+
+    /// Runs on an engine object configured by the caller (for instance
+    /// `snet_front::FrontEngine::new(options)`), reading `input` and writing `output`.
+    pub fn run_on(
+        &self,
+        engine: &dyn Engine,
+        input: &mut dyn RecordSource,
+        output: &mut dyn RecordSink,
+        opts: &RunOptions,
+    ) -> Result<RunStats, RunError> {
+        engine.run(self.net(), &self.boxes, input, output, opts)
+    }
+
+    /// Runs on a configured engine object over a list of records with `workers`
+    /// workers; returns the output records and the run's statistics.
+    pub fn run_records_on(
+        &self,
+        engine: &dyn Engine,
+        input: Vec<Record>,
+        workers: usize,
+    ) -> Result<(Vec<Record>, RunStats), RunError> {
+        let mut out = Vec::new();
+        let mut src = input.into_iter().fuse();
+        let stats = self.run_on(engine, &mut src, &mut out, &RunOptions { workers })?;
+        Ok((out, stats))
     }
 
     /// Runs on a list of records and returns the output records.

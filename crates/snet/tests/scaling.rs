@@ -4,7 +4,7 @@
 //! old behaviour broke by a wide margin.
 
 use snet::{Arg, ArgExt, BoxInput, BoxOutput, EngineKind, Program, Record, Value};
-use snet_core::{Engine, Label, RunOptions, RunStats};
+use snet_core::{Label, RunStats};
 use snet_lpel::snet_engine::{LpelConfig, LpelEngine};
 use std::time::{Duration, Instant};
 
@@ -14,18 +14,8 @@ fn run_lpel(
     workers: usize,
     input: Vec<Record>,
 ) -> (Vec<Record>, RunStats) {
-    let mut out = Vec::new();
-    let mut src = input.into_iter().fuse();
-    let stats = LpelEngine::new(cfg)
-        .run(
-            prog.net(),
-            prog.boxes(),
-            &mut src,
-            &mut out,
-            &RunOptions { workers },
-        )
-        .unwrap_or_else(|e| panic!("lpel, {workers} workers: {e}"));
-    (out, stats)
+    prog.run_records_on(&LpelEngine::new(cfg), input, workers)
+        .unwrap_or_else(|e| panic!("lpel, {workers} workers: {e}"))
 }
 
 fn tag(r: &Record, name: &str) -> Option<i32> {
@@ -239,15 +229,8 @@ fn threads_big_slow(n: i32) -> Vec<i32> {
     let input: Vec<Record> = (0..n)
         .map(|i| Record::new().with_tag("sz", 1 << 20).with_tag("id", i))
         .collect();
-    let mut out = Vec::new();
-    snet_threads::ThreadsEngine::default()
-        .run(
-            p.net(),
-            p.boxes(),
-            &mut input.into_iter().fuse(),
-            &mut out,
-            &RunOptions { workers: 2 },
-        )
+    let (out, _) = p
+        .run_records_on(&snet_threads::ThreadsEngine::default(), input, 2)
         .unwrap_or_else(|e| panic!("threads: {e}"));
     out.iter().map(|r| tag(r, "s").unwrap()).collect()
 }

@@ -3,7 +3,7 @@
 //! `common/mod.rs`, whose example helpers these files do not use).
 
 use snet::{Arg, ArgExt, BoxInput, BoxOutput, EngineKind, Program, Record};
-use snet_core::{Engine, Label, RunOptions, RunStats};
+use snet_core::{Engine, Label, RunStats};
 
 /// A run's output records and statistics, or its error.
 pub(crate) type Outcome = Result<(Vec<Record>, RunStats), snet::RunError>;
@@ -18,16 +18,7 @@ pub(crate) fn run_on(
     workers: usize,
     input: Vec<Record>,
 ) -> Outcome {
-    let mut out = Vec::new();
-    let mut src = input.into_iter().fuse();
-    let stats = engine.run(
-        prog.net(),
-        prog.boxes(),
-        &mut src,
-        &mut out,
-        &RunOptions { workers },
-    )?;
-    Ok((out, stats))
+    prog.run_records_on(engine, input, workers)
 }
 
 pub(crate) fn tag(r: &Record, name: &str) -> Option<i32> {
