@@ -217,7 +217,7 @@ pub(crate) fn run(mut args: RunArgs) -> ExitCode {
     // The record writer hands over each record at once; `Output` decides when it
     // reaches the file (and writes it if a C box crashes).
     let mut sink = Sink::new(args.format, Box::new(output), true);
-    let result = match engine {
+    let engine: Box<dyn Engine> = match engine {
         EngineKind::Lpel => {
             let cli = snet_lpel::snet_engine::CliOptions {
                 stream_capacity: args.lpel.stream_capacity,
@@ -229,9 +229,7 @@ pub(crate) fn run(mut args: RunArgs) -> ExitCode {
                 sched: args.lpel.sched.clone(),
             };
             match snet_lpel::LpelConfig::from_cli(&cli) {
-                Ok(cfg) => snet_lpel::LpelEngine::new(cfg)
-                    .run(prog.net(), prog.boxes(), &mut source, &mut sink, &opts)
-                    .map_err(snet::Error::Run),
+                Ok(cfg) => Box::new(snet_lpel::LpelEngine::new(cfg)),
                 // A bad lpel option is a usage error, like every other bad option.
                 Err(e) => return usage(e),
             }
@@ -243,12 +241,10 @@ pub(crate) fn run(mut args: RunArgs) -> ExitCode {
                 Some(k) => k,
                 None => defaults.stream_capacity,
             };
-            snet_threads::ThreadsEngine {
+            Box::new(snet_threads::ThreadsEngine {
                 stream_capacity,
                 ..defaults
-            }
-            .run(prog.net(), prog.boxes(), &mut source, &mut sink, &opts)
-            .map_err(snet::Error::Run)
+            })
         }
         EngineKind::Front => {
             let input_limit = match args.input_limit.as_deref().map(str::parse) {
@@ -273,12 +269,13 @@ pub(crate) fn run(mut args: RunArgs) -> ExitCode {
                 trace: args.lpel.trace.clone(),
                 ..defaults
             };
-            snet_front::FrontEngine::new(fo)
-                .run(prog.net(), prog.boxes(), &mut source, &mut sink, &opts)
-                .map_err(snet::Error::Run)
+            Box::new(snet_front::FrontEngine::new(fo))
         }
-        _ => prog.run(engine, &mut source, &mut sink, &opts),
+        other => other.engine(),
     };
+    let result = prog
+        .run_on(&*engine, &mut source, &mut sink, &opts)
+        .map_err(snet::Error::Run);
     match result {
         Ok(stats) => {
             let finish = sink.finish().and_then(|()| {
