@@ -308,6 +308,24 @@ fn aes_plain(buf: &mut [Vec<u8>]) -> f64 {
     mb_per_s(buf, t0.elapsed().as_secs_f64())
 }
 
+/// The floor at two cores: two threads, each encrypting every other chunk (the
+/// round-robin assignment LPEL uses), no processes. Returns MB/s.
+fn aes_plain2(buf: &mut [Vec<u8>]) -> f64 {
+    let t0 = Instant::now();
+    let (even, odd): (Vec<_>, Vec<_>) = buf.iter_mut().enumerate().partition(|(i, _)| i % 2 == 0);
+    std::thread::scope(|s| {
+        for half in [even, odd] {
+            s.spawn(move || {
+                for (_, c) in half {
+                    encrypt_chunk(c);
+                }
+            });
+        }
+    });
+    let secs = t0.elapsed().as_secs_f64();
+    mb_per_s(buf, secs)
+}
+
 /// Thread per chunk, crossbeam channels. Returns MB/s, or `None` if the OS refuses
 /// that many threads.
 fn aes_threads(buf: &mut Vec<Vec<u8>>) -> Option<f64> {
@@ -380,9 +398,9 @@ fn bench_aes(runs: usize, out: &mut String) {
     );
     let _ = writeln!(
         out,
-        "| k | processes | plain loop (floor) | LPEL 1w | LPEL 2w | LPEL 1w, source first | LPEL 2w, source first | threads 2 cores | LPEL 2w / threads |"
+        "| k | processes | plain loop (floor) | plain loop, 2 threads | LPEL 1w | LPEL 2w | LPEL 1w, source first | LPEL 2w, source first | threads 2 cores | LPEL 2w / threads |"
     );
-    let _ = writeln!(out, "|---|---|---|---|---|---|---|---|---|");
+    let _ = writeln!(out, "|---|---|---|---|---|---|---|---|---|---|");
     // Best and 16384-process figure per LPEL column.
     let mut best = [0f64; 4];
     let mut at16k = [0f64; 4];
@@ -390,6 +408,7 @@ fn bench_aes(runs: usize, out: &mut String) {
         let n = AES_TOTAL >> k;
         let mut buf = make_chunks(AES_TOTAL, k);
         let plain = median((0..runs).map(|_| aes_plain(&mut buf)).collect());
+        let plain2 = median((0..runs).map(|_| aes_plain2(&mut buf)).collect());
         let [l1, l2, f1, f2] = aes_columns(&mut buf, runs);
         // 16384 OS threads need ~4 mappings each (stack, guard, signal stack, guard):
         // more than vm.max_map_count (65530) allows here, and std aborts the process
@@ -407,7 +426,7 @@ fn bench_aes(runs: usize, out: &mut String) {
                 at16k[i] = v;
             }
         }
-        let lpel = format!("{plain:.1} | {l1:.1} | {l2:.1} | {f1:.1} | {f2:.1}");
+        let lpel = format!("{plain:.1} | {plain2:.1} | {l1:.1} | {l2:.1} | {f1:.1} | {f2:.1}");
         let line = if th.is_empty() {
             format!("| {k} | {n} | {lpel} | n/a (too many threads for vm.max_map_count) | – |")
         } else {
@@ -911,10 +930,7 @@ fn main() {
         let mut buf = make_chunks(total, k);
         let v: Vec<f64> = (0..runs).map(|_| aes_lpel(w, &mut buf, first)).collect();
         let order = if first { ", source first" } else { "" };
-        println!(
-            "k {k} ({} processes) {w}w{order}: MB/s {v:.0?}",
-            total >> k
-        );
+        println!("k {k} ({} processes) {w}w{order}: MB/s {v:.0?}", total >> k);
         return;
     }
     if what == "aes-plain" {
@@ -929,6 +945,11 @@ fn main() {
         let mut buf = make_chunks(AES_TOTAL, k);
         let v: Vec<f64> = (0..runs).map(|_| aes_plain(&mut buf)).collect();
         println!("k {k} ({} chunks) plain loop: MB/s {v:.0?}", AES_TOTAL >> k);
+        let v: Vec<f64> = (0..runs).map(|_| aes_plain2(&mut buf)).collect();
+        println!(
+            "k {k} ({} chunks) plain loop, 2 threads: MB/s {v:.0?}",
+            AES_TOTAL >> k
+        );
         return;
     }
     if !["ring", "aes", "h264", "placement", "all"].contains(&what.as_str()) {
