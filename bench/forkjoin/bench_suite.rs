@@ -653,6 +653,16 @@ fn machine() -> String {
     format!("nproc {nproc}, CPU {cpu}, commit {commit}")
 }
 
+const USAGE: &str = "usage: bench_suite [--size full|quick] [--runs N] [--only fib,lu,...] \
+[--write FILE] [--madvise] [--variants] [--stacks] [--floor] [--no-main] \
+[--profile serial|t1|t2|rayon1|rayon2]";
+
+/// Reports a bad command line and exits with status 2.
+fn usage_exit(msg: &str) -> ! {
+    eprintln!("bench_suite: {msg}\n{USAGE}");
+    std::process::exit(2)
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut runs = 5;
@@ -666,42 +676,66 @@ fn main() {
     let mut main_table = true;
     let mut i = 0;
     while i < args.len() {
+        // The value after option `args[i]`.
+        let value = |i: usize| -> &str {
+            args.get(i + 1)
+                .map(String::as_str)
+                .unwrap_or_else(|| usage_exit(&format!("{} needs a value", args[i])))
+        };
         match args[i].as_str() {
             "--runs" => {
-                runs = args[i + 1].parse().expect("--runs N");
+                runs = value(i)
+                    .parse()
+                    .unwrap_or_else(|_| usage_exit("--runs takes a number"));
                 i += 1;
             }
             "--only" => {
-                only = Some(args[i + 1].split(',').map(String::from).collect());
+                only = Some(value(i).split(',').map(String::from).collect());
                 i += 1;
             }
             "--write" => {
-                write = Some(args[i + 1].clone());
+                write = Some(value(i).to_string());
                 i += 1;
             }
             "--size" => {
-                let z = match args[i + 1].as_str() {
+                let z = match value(i) {
                     "full" => FULL,
                     "quick" => QUICK,
-                    x => panic!("--size full|quick, not {x}"),
+                    x => usage_exit(&format!("--size full|quick, not {x}")),
                 };
-                SIZES.set(z).expect("--size given twice");
+                if SIZES.set(z).is_err() {
+                    usage_exit("--size given twice");
+                }
                 i += 1;
             }
             "--madvise" => madvise = true,
             "--floor" => floor = true,
             "--profile" => {
-                profile_config = Some(args[i + 1].clone());
+                let c = value(i);
+                if !["serial", "t1", "t2", "rayon1", "rayon2"].contains(&c) {
+                    usage_exit(&format!("--profile serial|t1|t2|rayon1|rayon2, not {c}"));
+                }
+                profile_config = Some(c.to_string());
                 i += 1;
             }
             "--no-main" => main_table = false,
             "--stacks" => stacks = true,
             "--variants" => variants = true,
-            a => panic!("unknown argument {a}"),
+            a => usage_exit(&format!("unknown argument {a}")),
         }
         i += 1;
     }
-    let list: Vec<Bench> = benches()
+    let all = benches();
+    for name in only.iter().flatten() {
+        if !all.iter().any(|b| b.name == name) {
+            let names: Vec<&str> = all.iter().map(|b| b.name).collect();
+            usage_exit(&format!(
+                "unknown benchmark {name} (one of {})",
+                names.join(", ")
+            ));
+        }
+    }
+    let list: Vec<Bench> = all
         .into_iter()
         .filter(|b| only.as_ref().is_none_or(|o| o.iter().any(|x| x == b.name)))
         .collect();
