@@ -150,6 +150,17 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// True if `node` is an initialiser box or a serial chain that starts with one.
+fn starts_with_init(net: &Net, mut node: NodeId) -> bool {
+    loop {
+        match &net.node(node).kind {
+            NodeKind::Serial(a, _) => node = *a,
+            NodeKind::Box(b) => return net.boxes[*b].input.is_none(),
+            _ => return false,
+        }
+    }
+}
+
 impl Inst {
     /// Creates an instance of `node` and its static part. Initialisers of parallel
     /// compositions created here are appended to `inits` with context `ctx`.
@@ -181,10 +192,14 @@ impl Inst {
                     routes,
                     det,
                 } => {
+                    // A branch with an empty input type never receives records
+                    // (spec §7.8); it is invoked only if it starts with an initialiser
+                    // box (§7.4). A net declared `(-> {x})` around other code has no
+                    // input type either (§3.4, §8), but nothing to invoke.
                     pending_init = routes
                         .iter()
                         .enumerate()
-                        .filter(|(_, r)| r.is_empty())
+                        .filter(|(i, r)| r.is_empty() && starts_with_init(net, branches[*i]))
                         .map(|(i, _)| i)
                         .collect();
                     let data: Vec<usize> = (0..routes.len())

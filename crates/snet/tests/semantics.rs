@@ -307,6 +307,33 @@ fn initialiser_fires_at_start_even_without_input() {
 }
 
 #[test]
+fn a_branch_declared_without_input_type_that_is_no_initialiser_is_never_invoked() {
+    // Spec §3.4/§8: a net declared `(-> {X})` has no input type, so as a branch of a
+    // parallel composition it never receives records (§7.8); unlike an initialiser
+    // (§7.4) it has nothing to invoke at creation. This was an internal engine error
+    // ("run_box on a non-box instance") or a call of `id` without its input.
+    for src in [
+        "net noin { box id((X) -> (X)); net g (-> {X}) connect [{a} -> {X=a}]; }
+         connect g | [];",
+        "net noin { box id((X) -> (X)); net g (-> {X}) connect id; } connect g | [];",
+        "net noin { box id((X) -> (X)); net g (-> {X}) connect [] .. id; }
+         connect (g .. []) || [];",
+    ] {
+        let mut p = Program::from_source("noin.snet", src).unwrap();
+        // (The first program does not use `id`, so there is nothing to bind.)
+        let _ = p.bind("id", |_i: &BoxInput<'_>, _o: &mut BoxOutput<'_>| {
+            Err(BoxFailure("id must not be called".into()))
+        });
+        for e in EngineKind::ALL {
+            let out = p
+                .run_records(*e, vec![rec_fields(&[("a", 1)])])
+                .unwrap_or_else(|err| panic!("{src} {e:?}: {err}"));
+            assert_eq!(show(&out), show(&[rec_fields(&[("a", 1)])]), "{src} {e:?}");
+        }
+    }
+}
+
+#[test]
 fn an_initialiser_nested_in_a_det_parallel_fires_at_start_and_comes_first() {
     // Spec §7.4/§7.14: the inner `||` is created with the outer one at start-up; its
     // initialiser's records were held back for an outer input that never came (lost

@@ -56,18 +56,14 @@ impl Parser<'_> {
     }
 
     /// Whether the token after a `>` can begin an operand, making the `>` a
-    /// greater-than operator (§3.10.3).
+    /// greater-than operator (§3.10.3: `Ident`, `#`, `Int`, `-`, `(`, `!`, `abs`). The
+    /// `!!` token is not in that list: `A * {<t>} if <t < 0> !! <k>` ends the guard
+    /// and replicates, although `!!x` is accepted as a double negation elsewhere.
     fn gt_is_operator(&mut self) -> bool {
         let next = self.peek_nth(1);
         matches!(
             next.tok,
-            Tok::Ident
-                | Tok::Hash
-                | Tok::Int(_)
-                | Tok::Minus
-                | Tok::LParen
-                | Tok::Bang
-                | Tok::BangBang
+            Tok::Ident | Tok::Hash | Tok::Int(_) | Tok::Minus | Tok::LParen | Tok::Bang
         )
     }
 

@@ -60,6 +60,19 @@ fn embedded_gt_rule() {
 }
 
 #[test]
+fn embedded_gt_before_det_split_ends_the_guard() {
+    // §3.10.3: `!!` is not a token that can begin an operand, so the `>` before it ends
+    // the guard and `!!` is the deterministic split applied to the star.
+    let e = connect_expr("A * {<t>} if <t < 0> !! <k>");
+    let ExprKind::Postfix(_, ops) = e.kind else {
+        panic!()
+    };
+    assert_eq!(ops.len(), 2);
+    assert!(matches!(ops[0], PostOp::Star { .. }));
+    assert!(matches!(ops[1], PostOp::Split { det: true, .. }));
+}
+
+#[test]
 fn spec_shapes_parse() {
     for src in [
         "net N ({<C>} -> ...) connect [];",
