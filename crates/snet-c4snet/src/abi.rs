@@ -140,6 +140,22 @@ pub(crate) fn current_box_name() -> Option<&'static [u8]> {
     Some(name.as_bytes())
 }
 
+/// The first C4SNet error the box running on this thread made (e.g. `C4SNetGetString`
+/// on an int object, which returns NULL), for the crash handler: such a crash is
+/// usually its consequence.
+///
+/// Async-signal-safe: one thread-local read and plain loads; no allocation.
+pub(crate) fn current_box_failure() -> Option<&'static [u8]> {
+    let inv = CURRENT.with(Cell::get);
+    if inv.is_null() {
+        return None;
+    }
+    // SAFETY: as in `current_box_name`: the interrupted invocation is alive, and the
+    // handler never returns to code that could change or free its failure message.
+    let failure = unsafe { &(*inv.cast::<Invocation<'static>>()).failure };
+    failure.as_ref().map(|f| f.0.as_bytes())
+}
+
 /// Calls a box wrapper with `args` (kinds already checked against the signature) and
 /// returns when the box has returned.
 ///

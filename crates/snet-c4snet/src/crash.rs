@@ -114,6 +114,13 @@ extern "C" fn on_fatal_signal(sig: c_int, _info: *mut libc::siginfo_t, _ctx: *mu
     let index = SIGNALS.iter().position(|&s| s == sig);
     if let Some(name) = crate::abi::current_box_name() {
         write_stderr(&[b"snet: box `", name, b"` crashed: ", describe(sig), b"\n"]);
+        if let Some(why) = crate::abi::current_box_failure() {
+            write_stderr(&[
+                b"snet: before it crashed, the box made this error: ",
+                why,
+                b"\n",
+            ]);
+        }
         flush();
         die_by_default(sig);
         return;

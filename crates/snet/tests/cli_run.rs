@@ -650,6 +650,29 @@ fn records_output_before_a_c_box_crashes_reach_the_output_file() {
 }
 
 #[test]
+fn a_crash_after_a_c4snet_error_names_that_error() {
+    // `C4SNetGetString` on an int object records an error and returns NULL; the box
+    // then crashes on the NULL. The crash report says what went wrong first.
+    let runs = run_box_that_dies(
+        "misuse",
+        "#include <string.h>",
+        "char *s = C4SNetGetString(a); if (strlen(s) == 99) return hnd;",
+    );
+    for (engine, out, _) in runs {
+        assert!(!out.status.success(), "{engine}");
+        let err = text(&out.stderr);
+        assert!(
+            err.contains("box `third` crashed: SIGSEGV"),
+            "{engine}: {err}"
+        );
+        assert!(
+            err.contains("before it crashed, the box made this error: box `third`: C4SNetGetString on an object of type `int`"),
+            "{engine}: {err}"
+        );
+    }
+}
+
+#[test]
 fn a_run_terminated_from_outside_keeps_the_output_so_far() {
     // `timeout`, `kill`: SIGTERM (here sent by the box itself, while it hangs on the
     // third record) writes the buffered records before it ends the process.
