@@ -1,6 +1,7 @@
 //! The data object itself (unsafe leaf module).
 //!
-//! Invariants: the storage (`inline` or `heap`) holds at least `len * ctype.size()` bytes, 16-byte aligned, for
+//! Invariants: the storage (`inline` or `heap`) holds at least `len * ctype.size()` bytes
+//! (plus a zero byte after a `char`/`unsigned char` array's data), 16-byte aligned, for
 //! the whole life of the object; it is only written through the pointer returned by
 //! [`Value::data_ptr`] (by box code that owns a reference) or before the object is
 //! shared. Reads through [`Value::bytes`] are therefore racy only if box code mutates a
@@ -132,9 +133,16 @@ pub struct Value(Arc<Object>);
 
 impl Value {
     /// A new object of `len` zeroed elements; `scalar` objects have exactly one element.
+    ///
+    /// A `char` or `unsigned char` array gets one zero byte more than it holds, never
+    /// part of its data: C4SNet promises no terminator (spec §12.5), but box code
+    /// written for the classic runtime often treats such an array as a C string
+    /// (`strlen`, `printf("%s")`) and must not read past its end.
     pub fn alloc(ctype: CType, len: usize, scalar: bool) -> Value {
         let len = if scalar { 1 } else { len };
         let bytes = len * ctype.size();
+        let terminated = !scalar && matches!(ctype, CType::Char | CType::UChar);
+        let bytes = bytes + usize::from(terminated);
         let words = bytes.div_ceil(16).max(1);
         Value(Arc::new(Object {
             ctype,
@@ -327,6 +335,20 @@ impl fmt::Debug for Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn char_arrays_are_followed_by_a_zero_byte() {
+        for n in [0, 1, 15, 16, 17, 31, 32, 100] {
+            let s = "x".repeat(n);
+            for v in [Value::string(&s), Value::alloc(CType::UChar, n, false)] {
+                assert_eq!(v.byte_len(), n);
+                // SAFETY: the storage holds byte_len + 1 bytes for char arrays.
+                let after = unsafe { *v.data_ptr().add(n) };
+                assert_eq!(after, 0, "length {n}");
+            }
+            assert_eq!(Value::string(&s).bytes(), s.as_bytes());
+        }
+    }
 
     #[test]
     fn shallow_copy_shares_and_deep_copy_does_not() {
