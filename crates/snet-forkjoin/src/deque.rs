@@ -71,41 +71,6 @@ pub(crate) struct Worker<T> {
     top_cache: std::cell::Cell<isize>,
 }
 
-/// See [`Worker::ends`].
-pub(crate) struct Ends<T>(*const Inner<T>);
-
-impl<T> Clone for Ends<T> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<T> Copy for Ends<T> {}
-
-impl<T> Ends<T> {
-    /// A handle on no deque (off a pool).
-    pub(crate) const NONE: Self = Ends(std::ptr::null());
-
-    /// Whether this is [`Ends::NONE`].
-    #[inline]
-    pub(crate) fn is_none(self) -> bool {
-        self.0.is_null()
-    }
-
-    /// Number of elements as the owner sees it, possibly stale by concurrent steals
-    /// (an over-estimate): one Relaxed load of each end.
-    ///
-    /// # Safety
-    ///
-    /// Not [`Ends::NONE`], and the `Worker` this came from is alive (its `Arc` keeps
-    /// `Inner` allocated).
-    #[inline]
-    pub(crate) unsafe fn len_hint(self) -> isize {
-        // SAFETY: the caller guarantees the deque is alive.
-        let inner = unsafe { &*self.0 };
-        inner.bottom.load(Ordering::Relaxed) - inner.top.load(Ordering::Relaxed)
-    }
-}
-
 /// Thief handle: steal from the top. Cloneable and shared among workers.
 pub(crate) struct Stealer<T> {
     inner: Arc<Inner<T>>,
@@ -172,12 +137,12 @@ impl<T> Worker<T> {
         (b - t).max(0) as usize
     }
 
-    /// A raw handle on this deque's two ends for the owner's lazy-publication check
-    /// ([`Ends::len_hint`]), valid while this `Worker` lives; lets the check start
-    /// from a thread-local instead of the worker struct.
+    /// Number of elements as the owner sees it, possibly stale by concurrent steals
+    /// (an over-estimate): one Relaxed load of `top`.
     #[inline]
-    pub(crate) fn ends(&self) -> Ends<T> {
-        Ends(Arc::as_ptr(&self.inner))
+    pub(crate) fn len_hint(&self) -> isize {
+        let inner = &*self.inner;
+        inner.bottom.load(Ordering::Relaxed) - inner.top.load(Ordering::Relaxed)
     }
 
     /// The owner's current bottom index (used to remember a scope's base).

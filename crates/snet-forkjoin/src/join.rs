@@ -32,7 +32,7 @@ use crate::job::{self, JobHeader, JobRef, Panic};
 use crate::latch::{Arrival, JoinCounter};
 use crate::mailbox::ParkSlot;
 use crate::sync::UnsafeCell;
-use crate::worker::{lazy_check, Fork, WorkerThread};
+use crate::worker::WorkerThread;
 
 /// The frame of one `join`, pushed on the owner's deque as a job.
 #[repr(C)]
@@ -123,15 +123,16 @@ where
     RA: Send,
     RB: Send,
 {
-    match lazy_check() {
-        // Off a pool, or lazy publication: older, bigger continuations are already
-        // offered.
-        Fork::Inline => {
-            let ra = a();
-            (ra, b())
-        }
-        Fork::Publish(w) => join_published(w, a, b),
+    let Some(w) = WorkerThread::current() else {
+        let ra = a();
+        return (ra, b());
+    };
+    if w.enough_published() {
+        // Lazy publication: older, bigger continuations are already offered.
+        let ra = a();
+        return (ra, b());
     }
+    join_published(w, a, b)
 }
 
 /// The publishing `join`: out of line so that the lazy path above stays a check and

@@ -69,36 +69,6 @@ pub(crate) struct Fiber {
 
 thread_local! {
     static CURRENT: Cell<*const WorkerThread> = const { Cell::new(ptr::null()) };
-    /// The running worker's deque ends and publish limit, set and cleared with
-    /// `CURRENT`: the check every `join` makes first reads them straight from here
-    /// (two thread-local loads and the deque's two ends) instead of through the
-    /// worker struct and its deque handle. `Ends::NONE` off a pool.
-    static LAZY: Cell<(deque::Ends<JobHeader>, isize)> = const { Cell::new((deque::Ends::NONE, 0)) };
-}
-
-/// What a `join` on this thread should do (see [`lazy_check`]).
-pub(crate) enum Fork {
-    /// Run both halves as plain calls: off a pool, or the worker's deque already
-    /// offers `publish_limit` continuations (lazy publication).
-    Inline,
-    /// Offer the second half on this worker's deque.
-    Publish(&'static WorkerThread),
-}
-
-/// The first step of every `join`: whether to publish its second half.
-#[inline(always)]
-pub(crate) fn lazy_check() -> Fork {
-    let (ends, limit) = LAZY.with(|c| c.get());
-    if !ends.is_none() {
-        // SAFETY: LAZY is set only while `WorkerThread::run` keeps the worker (and with
-        // it the deque) alive on this thread, and cleared before it is dropped.
-        if unsafe { ends.len_hint() } < limit {
-            if let Some(w) = WorkerThread::current() {
-                return Fork::Publish(w);
-            }
-        }
-    }
-    Fork::Inline
 }
 
 /// Per-thread state of a worker. Lives on the worker's OS stack for the thread's life.
@@ -169,6 +139,13 @@ impl WorkerThread {
         Ok(())
     }
 
+    /// Whether the deque already holds enough published work that a join should run
+    /// its halves as plain calls (lazy publication, see `PoolBuilder::publish_limit`).
+    #[inline]
+    pub(crate) fn enough_published(&self) -> bool {
+        self.deque.len_hint() >= self.publish_limit
+    }
+
     /// Index of the worker whose deque the job being started was stolen from.
     #[inline]
     pub(crate) fn stolen_from(&self) -> usize {
@@ -209,9 +186,7 @@ impl WorkerThread {
             rng: Cell::new(0x9E37_79B9_7F4A_7C15 ^ ((index as u64 + 1) * 0xD1B5_4A32_D192_ED03)),
         };
         CURRENT.with(|c| c.set(&w));
-        LAZY.with(|c| c.set((w.deque.ends(), w.publish_limit)));
         w.scheduler_loop();
-        LAZY.with(|c| c.set((deque::Ends::NONE, 0)));
         CURRENT.with(|c| c.set(ptr::null()));
         let stacks = std::mem::take(&mut *w.stacks.borrow_mut());
         drop(stacks);
