@@ -119,8 +119,22 @@ impl Parser<'_> {
             if t.tok == Tok::Gt && ctx.parens == 0 && !self.gt_is_operator() {
                 break;
             }
+            // `> !` reads as greater-than-not (§3.10.3); when the operand after it
+            // fails, the author most likely meant the guard to end before a `!`.
+            let gt_bang = t.tok == Tok::Gt && ctx.parens == 0 && self.peek_nth(1).tok == Tok::Bang;
             self.bump();
-            let (rhs, d) = self.tagexpr(bp + 1, ctx)?;
+            let errors = self.diags.len();
+            let rhs = self.tagexpr(bp + 1, ctx);
+            if gt_bang && rhs.is_err() && self.diags.len() > errors {
+                if let Some(d) = self.diags.pop() {
+                    self.diags.push(d.help(
+                        "a `>` followed by `!` continues the expression as greater-than-not \
+                         (spec §3.10.3); to end the guard before a replication `! <t>`, put \
+                         the starred network in parentheses: `(A * {...} if <...>) ! <t>`",
+                    ));
+                }
+            }
+            let (rhs, d) = rhs?;
             let span = lhs.span.to(rhs.span);
             depth = 1 + depth.max(d);
             lhs = TagExpr {

@@ -73,6 +73,28 @@ fn embedded_gt_before_det_split_ends_the_guard() {
 }
 
 #[test]
+fn embedded_gt_before_single_bang_suggests_parentheses() {
+    // §3.10.3: `!` can begin an operand, so `> !` is greater-than-not and the guard
+    // does not end there; the error says how to write the replication instead.
+    let (_, d) = parse("net n connect A * {<t>} if <t < 0> ! <k>;");
+    assert_eq!(d.len(), 1, "{d:#?}");
+    let help = d[0].help.as_deref().unwrap_or("");
+    assert!(help.contains("greater-than-not"), "{help}");
+    assert!(help.contains("(A * {...} if <...>) ! <t>"), "{help}");
+    // A failing operand after `> -` gets no such hint.
+    let (_, d) = parse("net n connect A * {<t>} if <t < 0> - ;");
+    assert!(!d.is_empty());
+    assert!(
+        d.iter()
+            .all(|d| !d.help.as_deref().unwrap_or("").contains("greater-than-not")),
+        "{d:#?}"
+    );
+    // The parenthesised form parses.
+    let e = connect_expr("(A * {<t>} if <t < 0>) ! <k>");
+    assert!(matches!(e.kind, ExprKind::Postfix(..)));
+}
+
+#[test]
 fn spec_shapes_parse() {
     for src in [
         "net N ({<C>} -> ...) connect [];",
