@@ -124,36 +124,23 @@ thread_local! {
     static CURRENT: Cell<*mut c_void> = const { Cell::new(ptr::null_mut()) };
 }
 
-/// The name of the box running on this thread, for the crash handler.
-///
-/// Async-signal-safe: one thread-local read and two plain loads.
-pub(crate) fn current_box_name() -> Option<&'static [u8]> {
-    let inv = CURRENT.with(Cell::get);
-    if inv.is_null() {
-        return None;
-    }
-    // The name outlives the invocation; 'static only extends it to the handler, which
-    // never returns to code that could free it before use.
-    // SAFETY: a non-null CURRENT points to the invocation whose C code this thread runs
-    // (invariant 4); the signal interrupted that code, so the invocation is alive.
-    let name: &str = unsafe { (*inv.cast::<Invocation<'static>>()).name };
-    Some(name.as_bytes())
-}
-
-/// The first C4SNet error the box running on this thread made (e.g. `C4SNetGetString`
-/// on an int object, which returns NULL), for the crash handler: such a crash is
-/// usually its consequence.
+/// The box running on this thread, for the crash handler: its name, and the first
+/// C4SNet error it made (e.g. `C4SNetGetString` on an int object, which returns NULL;
+/// a crash is then usually its consequence).
 ///
 /// Async-signal-safe: one thread-local read and plain loads; no allocation.
-pub(crate) fn current_box_failure() -> Option<&'static [u8]> {
+pub(crate) fn current_box() -> Option<(&'static [u8], Option<&'static [u8]>)> {
     let inv = CURRENT.with(Cell::get);
     if inv.is_null() {
         return None;
     }
-    // SAFETY: as in `current_box_name`: the interrupted invocation is alive, and the
-    // handler never returns to code that could change or free its failure message.
-    let failure = unsafe { &(*inv.cast::<Invocation<'static>>()).failure };
-    failure.as_ref().map(|f| f.0.as_bytes())
+    // The name and message outlive the invocation's C code; 'static only extends them to
+    // the handler, which never returns to code that could change or free them.
+    // SAFETY: a non-null CURRENT points to the invocation whose C code this thread runs
+    // (invariant 4); the signal interrupted that code, so the invocation is alive.
+    let inv = unsafe { &*inv.cast::<Invocation<'static>>() };
+    let failure = inv.failure.as_ref().map(|f| f.0.as_bytes());
+    Some((inv.name.as_bytes(), failure))
 }
 
 /// Calls a box wrapper with `args` (kinds already checked against the signature) and

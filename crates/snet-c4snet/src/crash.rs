@@ -112,9 +112,9 @@ fn write_stderr(parts: &[&[u8]]) {
 
 extern "C" fn on_fatal_signal(sig: c_int, _info: *mut libc::siginfo_t, _ctx: *mut libc::c_void) {
     let index = SIGNALS.iter().position(|&s| s == sig);
-    if let Some(name) = crate::abi::current_box_name() {
+    if let Some((name, failure)) = crate::abi::current_box() {
         write_stderr(&[b"snet: box `", name, b"` crashed: ", describe(sig), b"\n"]);
-        if let Some(why) = crate::abi::current_box_failure() {
+        if let Some(why) = failure {
             write_stderr(&[
                 b"snet: before it crashed, the box made this error: ",
                 why,
@@ -154,7 +154,7 @@ extern "C" fn on_termination_signal(
 /// call. Say so, and write the buffered output (the flush function finds nothing to
 /// write after a normal end, when the CLI has written everything already).
 extern "C" fn on_exit() {
-    if let Some(name) = crate::abi::current_box_name() {
+    if let Some((name, _)) = crate::abi::current_box() {
         write_stderr(&[
             b"snet: box `",
             name,
