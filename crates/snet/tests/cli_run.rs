@@ -622,6 +622,18 @@ fn idle_box_threads_do_not_slow_a_long_star_down() {
     );
 }
 
+/// Asserts that the run of `run_box_that_dies` failed with box `third`'s SIGSEGV
+/// report; returns its standard error.
+fn died_of_sigsegv(engine: &str, out: &Output) -> String {
+    assert!(!out.status.success(), "{engine}");
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("box `third` crashed: SIGSEGV"),
+        "{engine}: {err}"
+    );
+    err
+}
+
 #[test]
 fn records_output_before_a_c_box_crashes_reach_the_output_file() {
     // The output file is written in blocks (not a stream); a box that crashes on the
@@ -633,12 +645,7 @@ fn records_output_before_a_c_box_crashes_reach_the_output_file() {
         "volatile int *p = NULL; *p = 1;",
     );
     for (engine, out, written) in runs {
-        assert!(!out.status.success(), "{engine}");
-        assert!(
-            text(&out.stderr).contains("box `third` crashed: SIGSEGV"),
-            "{engine}: {}",
-            text(&out.stderr)
-        );
+        died_of_sigsegv(&engine, &out);
         for v in ["(int)1", "(int)2"] {
             assert!(
                 written.contains(v),
@@ -659,12 +666,7 @@ fn a_crash_after_a_c4snet_error_names_that_error() {
         "char *s = C4SNetGetString(a); if (strlen(s) == 99) return hnd;",
     );
     for (engine, out, _) in runs {
-        assert!(!out.status.success(), "{engine}");
-        let err = text(&out.stderr);
-        assert!(
-            err.contains("box `third` crashed: SIGSEGV"),
-            "{engine}: {err}"
-        );
+        let err = died_of_sigsegv(&engine, &out);
         assert!(
             err.contains("before it crashed, the box made this error: box `third`: C4SNetGetString on an object of type `int`"),
             "{engine}: {err}"
