@@ -46,7 +46,7 @@
 //! UTF-8 (invalid sequences replaced).
 
 use crate::error::{InputError, InputErrorKind};
-use snet_core::label::Label;
+use snet_core::label::{Label, LabelKind};
 use snet_core::record::{DataMode, Record};
 use snet_core::value::text::parse_value;
 use std::borrow::Cow;
@@ -83,7 +83,12 @@ pub struct XmlReader<R> {
     /// Labels of the record being parsed, kept once it has [`LINEAR_LABELS`] of them
     /// (a repeated label is then found by hashing instead of a scan of the record).
     seen: HashSet<Label>,
+    /// Labels read so far by kind and name (see [`XmlReader::attr_label`]).
+    labels: Vec<(LabelKind, Vec<u8>, Label)>,
 }
+
+/// Labels kept in [`XmlReader::attr_label`]'s cache (more are interned each time).
+const LABEL_CACHE: usize = 32;
 
 /// Up to this many labels a record is searched linearly for a repeated label.
 const LINEAR_LABELS: usize = 16;
@@ -108,16 +113,22 @@ struct Attr {
     value: Range<usize>,
 }
 
-/// A failure while parsing, at buffer index `at`.
-struct Fail {
+/// A failure while parsing, at buffer index `at`. Boxed: the parser's primitives
+/// return `Result<_, Fail>` on every byte, and a one-word error keeps those results in
+/// registers (an inline `InputErrorKind` made each `byte()` return through memory).
+struct Fail(Box<FailAt>);
+
+struct FailAt {
     kind: InputErrorKind,
     at: usize,
 }
 
+#[cold]
 fn fail<T>(kind: InputErrorKind, at: usize) -> Result<T, Fail> {
-    Err(Fail { kind, at })
+    Err(Fail(Box::new(FailAt { kind, at })))
 }
 
+#[cold]
 fn syntax<T>(msg: impl Into<String>, at: usize) -> Result<T, Fail> {
     fail(InputErrorKind::Syntax(msg.into()), at)
 }
@@ -125,6 +136,76 @@ fn syntax<T>(msg: impl Into<String>, at: usize) -> Result<T, Fail> {
 enum Parsed {
     Data(Record),
     Terminate,
+}
+
+/// Number of `\n` bytes in `s`: counted in blocks of 255 bytes into a byte-wide sum,
+/// which the compiler turns into vector code (the reader counts every input byte once,
+/// for line numbers in error messages).
+fn count_newlines(s: &[u8]) -> u64 {
+    s.chunks(255)
+        .map(|c| {
+            c.iter()
+                .map(|&b| u8::from(b == b'\n'))
+                .fold(0u8, u8::wrapping_add) as u64
+        })
+        .sum()
+}
+
+/// The attributes of a well-formed start tag that lies in `buf` from `i` (just after
+/// its name) into `attrs`, and whether it is self-closing and the index after its `>`;
+/// `None` if the tag runs past the end of `buf` or is malformed (the caller then parses
+/// it byte by byte, reading more input or reporting the error).
+#[inline]
+fn attrs_in(buf: &[u8], mut i: usize, attrs: &mut Vec<Attr>) -> Option<(bool, usize)> {
+    attrs.clear();
+    loop {
+        while is_ws(*buf.get(i)?) {
+            i += 1;
+        }
+        match *buf.get(i)? {
+            b'>' => return Some((false, i + 1)),
+            b'/' => return (*buf.get(i + 1)? == b'>').then_some((true, i + 2)),
+            _ => {}
+        }
+        let name_start = i;
+        while !matches!(
+            *buf.get(i)?,
+            b' ' | b'\t' | b'\n' | b'\r' | b'=' | b'>' | b'/' | b'<' | b'"' | b'\''
+        ) {
+            i += 1;
+        }
+        if i == name_start {
+            return None;
+        }
+        let name = name_start..i;
+        while is_ws(*buf.get(i)?) {
+            i += 1;
+        }
+        if *buf.get(i)? != b'=' {
+            return None;
+        }
+        i += 1;
+        while is_ws(*buf.get(i)?) {
+            i += 1;
+        }
+        let quote = *buf.get(i)?;
+        if quote != b'"' && quote != b'\'' {
+            return None;
+        }
+        let start = i + 1;
+        let len = buf
+            .get(start..)?
+            .iter()
+            .position(|&b| b == quote || b == b'<')?;
+        if buf[start + len] != quote {
+            return None;
+        }
+        attrs.push(Attr {
+            name,
+            value: start..start + len,
+        });
+        i = start + len + 1;
+    }
 }
 
 /// XML white space.
@@ -160,6 +241,7 @@ impl<R: Read> XmlReader<R> {
             records: 0,
             attrs: Vec::new(),
             seen: HashSet::new(),
+            labels: Vec::new(),
         }
     }
 
@@ -220,7 +302,7 @@ impl<R: Read> XmlReader<R> {
                 None
             }
             Err(f) => {
-                let at = f.at.max(start + 1);
+                let at = f.0.at.max(start + 1);
                 let e = self.error(f, self.records);
                 if e.is_fatal() {
                     self.done = true;
@@ -233,6 +315,7 @@ impl<R: Read> XmlReader<R> {
     }
 
     fn error(&mut self, f: Fail, record: u64) -> InputError {
+        let f = *f.0;
         let at = f.at.min(self.buf.len());
         let (line, column) = self.line_col(at);
         InputError {
@@ -249,13 +332,16 @@ impl<R: Read> XmlReader<R> {
         let lc = &mut self.lc;
         if at >= lc.at {
             let span = &self.buf[lc.at..at];
-            if let Some(i) = span.iter().rposition(|&b| b == b'\n') {
-                lc.lines += span.iter().filter(|&&b| b == b'\n').count() as u64;
+            let n = count_newlines(span);
+            if n > 0 {
+                lc.lines += n;
+                // Some: `span` holds a newline.
+                let i = span.iter().rposition(|&b| b == b'\n').unwrap_or(0);
                 lc.line_start = self.base + (lc.at + i) as u64 + 1;
             }
         } else {
             let span = &self.buf[at..lc.at];
-            let back = span.iter().filter(|&&b| b == b'\n').count() as u64;
+            let back = count_newlines(span);
             if back > 0 {
                 lc.lines -= back;
                 // The line of `at` starts after the last newline before it; if that
@@ -315,7 +401,16 @@ impl<R: Read> XmlReader<R> {
         }
     }
 
+    #[inline(always)]
     fn byte(&mut self, i: usize) -> Result<Option<u8>, Fail> {
+        match self.buf.get(i) {
+            Some(&b) => Ok(Some(b)),
+            None => self.byte_after_fill(i),
+        }
+    }
+
+    #[inline(never)]
+    fn byte_after_fill(&mut self, i: usize) -> Result<Option<u8>, Fail> {
         while self.buf.len() <= i {
             if !self.fill()? {
                 return Ok(None);
@@ -324,7 +419,11 @@ impl<R: Read> XmlReader<R> {
         Ok(Some(self.buf[i]))
     }
 
+    #[inline]
     fn has_prefix(&mut self, i: usize, pat: &[u8]) -> Result<bool, Fail> {
+        if let Some(s) = self.buf.get(i..i + pat.len()) {
+            return Ok(s == pat);
+        }
         while self.buf.len() < i + pat.len() {
             if !self.fill()? {
                 return Ok(false);
@@ -383,17 +482,46 @@ impl<R: Read> XmlReader<R> {
         String::from_utf8_lossy(&self.buf[r.clone()])
     }
 
-    fn attr(&self, name: &str) -> Option<Range<usize>> {
-        // Last one wins if an attribute is repeated.
+    /// The value of attribute `name` of the element just parsed (the last one wins if
+    /// an attribute is repeated).
+    fn attr(&self, name: &[u8]) -> Option<&[u8]> {
         self.attrs
             .iter()
             .rev()
-            .find(|a| &self.buf[a.name.clone()] == name.as_bytes())
-            .map(|a| a.value.clone())
+            .find(|a| &self.buf[a.name.clone()] == name)
+            .map(|a| &self.buf[a.value.clone()])
     }
 
-    fn attr_string(&self, name: &str) -> Option<String> {
-        self.attr(name).map(|r| self.text(&r).into_owned())
+    /// [`XmlReader::attr`] as text (for messages and labels).
+    fn attr_string(&self, name: &[u8]) -> Option<String> {
+        self.attr(name)
+            .map(|v| String::from_utf8_lossy(v).into_owned())
+    }
+
+    /// The label named by attribute `label` of the element just parsed, as a label of
+    /// `kind` (`None` if the attribute is missing). Labels are looked up in a small
+    /// cache of the ones this reader has seen before interning: inputs repeat a few
+    /// labels in every record.
+    fn attr_label(&mut self, kind: LabelKind) -> Option<Label> {
+        let v = self.attr(b"label")?;
+        if let Some((_, _, l)) = self
+            .labels
+            .iter()
+            .find(|(k, name, _)| *k == kind && name.as_slice() == v)
+        {
+            return Some(*l);
+        }
+        let name = String::from_utf8_lossy(v);
+        let l = match kind {
+            LabelKind::Field => Label::field(&name),
+            LabelKind::Tag => Label::tag(&name),
+            LabelKind::BTag => Label::btag(&name),
+        };
+        if self.labels.len() < LABEL_CACHE {
+            let bytes = v.to_vec();
+            self.labels.push((kind, bytes, l));
+        }
+        Some(l)
     }
 
     // ----- grammar -----------------------------------------------------------------
@@ -469,7 +597,17 @@ impl<R: Read> XmlReader<R> {
     /// Parses the attributes of an element starting at `i` (just after its name) into
     /// `self.attrs`; returns whether the element is self-closing and the index after
     /// its `>`.
-    fn parse_attrs(&mut self, mut i: usize, elem: &str) -> Result<(bool, usize), Fail> {
+    fn parse_attrs(&mut self, i: usize, elem: &str) -> Result<(bool, usize), Fail> {
+        if let Some(r) = attrs_in(&self.buf, i, &mut self.attrs) {
+            return Ok(r);
+        }
+        self.parse_attrs_slow(i, elem)
+    }
+
+    /// [`XmlReader::parse_attrs`] byte by byte, reading more input as needed and
+    /// naming what is wrong.
+    #[inline(never)]
+    fn parse_attrs_slow(&mut self, mut i: usize, elem: &str) -> Result<(bool, usize), Fail> {
         self.attrs.clear();
         loop {
             i = self.skip_ws(i)?;
@@ -552,35 +690,46 @@ impl<R: Read> XmlReader<R> {
     fn parse_record(&mut self) -> Result<Parsed, Fail> {
         let start = self.pos;
         let (self_closing, mut i) = self.parse_attrs(start + b"<record".len(), "record")?;
-        if let Some(ns) = self.attr_string("xmlns") {
-            if ns != NAMESPACE {
+        if let Some(ns) = self.attr(b"xmlns") {
+            if ns != NAMESPACE.as_bytes() {
+                let ns = String::from_utf8_lossy(ns).into_owned();
                 return fail(InputErrorKind::Namespace(ns), start);
             }
         }
-        match self.attr_string("type").as_deref() {
+        match self.attr(b"type") {
             None => return fail(InputErrorKind::MissingType, start),
-            Some("data") => {}
-            Some("terminate") => {
+            Some(b"data") => {}
+            Some(b"terminate") => {
                 // Nothing after a terminate record is read (rule 3).
                 self.pos = i;
                 return Ok(Parsed::Terminate);
             }
-            Some(t) if RESERVED_TYPES.contains(&t) => {
-                return fail(InputErrorKind::ReservedType(t.to_owned()), start)
+            Some(t) => {
+                let t = String::from_utf8_lossy(t).into_owned();
+                if RESERVED_TYPES.contains(&t.as_str()) {
+                    return fail(InputErrorKind::ReservedType(t), start);
+                }
+                return fail(InputErrorKind::UnknownType(t), start);
             }
-            Some(t) => return fail(InputErrorKind::UnknownType(t.to_owned()), start),
         }
-        let mode = match self.attr_string("mode").as_deref() {
-            None | Some("binary") => DataMode::Binary,
-            Some("textual") => DataMode::Textual,
-            Some(m) => return fail(InputErrorKind::UnknownMode(m.to_owned()), start),
+        let mode = match self.attr(b"mode") {
+            None | Some(b"binary") => DataMode::Binary,
+            Some(b"textual") => DataMode::Textual,
+            Some(m) => {
+                let m = String::from_utf8_lossy(m).into_owned();
+                return fail(InputErrorKind::UnknownMode(m), start);
+            }
         };
-        let mut interface = self.attr_string("interface");
-        if let Some(name) = &interface {
-            if name != INTERFACE {
-                return fail(InputErrorKind::UnsupportedInterface(name.clone()), start);
+        // Whether the record names its interface: it can only be C4SNet, the one
+        // interface there is.
+        let mut interface = match self.attr(b"interface") {
+            None => false,
+            Some(name) if name == INTERFACE.as_bytes() => true,
+            Some(name) => {
+                let name = String::from_utf8_lossy(name).into_owned();
+                return fail(InputErrorKind::UnsupportedInterface(name), start);
             }
-        }
+        };
         let mut rec = Record::new();
         rec.mode = mode;
         self.seen.clear();
@@ -634,51 +783,58 @@ impl<R: Read> XmlReader<R> {
         }
     }
 
-    /// Expects `</NAME` white space `>` at `i`; returns the index after it.
-    fn expect_close(&mut self, i: usize, name: &str, label: &str) -> Result<usize, Fail> {
-        let mut close = Vec::with_capacity(name.len() + 2);
-        close.extend_from_slice(b"</");
-        close.extend_from_slice(name.as_bytes());
-        if self.has_prefix(i, &close)? {
-            let j = self.skip_ws(i + close.len())?;
+    /// Expects `</NAME` white space `>` at `i`, closing the element of label `label`;
+    /// returns the index after it.
+    fn expect_close(&mut self, i: usize, name: &str, label: Label) -> Result<usize, Fail> {
+        if self.has_prefix(i, b"</")? && self.has_prefix(i + 2, name.as_bytes())? {
+            let j = self.skip_ws(i + 2 + name.len())?;
             if self.byte(j)? == Some(b'>') {
                 return Ok(j + 1);
             }
         }
-        syntax(format!("expected </{name}> to close {name} {label}"), i)
+        syntax(
+            format!("expected </{name}> to close {name} {}", label.name()),
+            i,
+        )
     }
 
     fn parse_field(
         &mut self,
         at: usize,
         rec: &mut Record,
-        interface: &mut Option<String>,
+        interface: &mut bool,
     ) -> Result<usize, Fail> {
         let (self_closing, i) = self.parse_attrs(at + b"<field".len(), "field")?;
-        let Some(label) = self.attr_string("label") else {
+        let Some(l) = self.attr_label(LabelKind::Field) else {
             return fail(InputErrorKind::MissingLabel("field"), at);
         };
         if self_closing {
+            let label = self.label_text();
             return fail(InputErrorKind::FieldWithoutValue { label }, at);
         }
-        match (self.attr_string("interface"), interface.as_deref()) {
-            (Some(f), Some(r)) if f != r => {
-                return fail(
-                    InputErrorKind::InterfaceMismatch {
-                        record: r.to_owned(),
-                        field: f,
-                    },
-                    at,
-                )
+        match self.attr(b"interface") {
+            Some(f) if f == INTERFACE.as_bytes() => *interface = true,
+            Some(f) => {
+                let f = String::from_utf8_lossy(f).into_owned();
+                if *interface {
+                    return fail(
+                        InputErrorKind::InterfaceMismatch {
+                            record: INTERFACE.to_owned(),
+                            field: f,
+                        },
+                        at,
+                    );
+                }
+                return fail(InputErrorKind::UnsupportedInterface(f), at);
             }
-            (Some(f), _) if f != INTERFACE => {
-                return fail(InputErrorKind::UnsupportedInterface(f), at)
+            None if !*interface => {
+                let label = self.label_text();
+                return fail(InputErrorKind::NoInterface { label }, at);
             }
-            (Some(f), None) => *interface = Some(f),
-            (None, None) => return fail(InputErrorKind::NoInterface { label }, at),
-            _ => {}
+            None => {}
         }
         if rec.mode == DataMode::Binary {
+            let label = self.label_text();
             return fail(InputErrorKind::BinaryUnsupported { label }, at);
         }
         let end = match self.find_byte(i, b'<')? {
@@ -689,11 +845,11 @@ impl<R: Read> XmlReader<R> {
             Ok((v, _used)) => v,
             Err(error) => {
                 let off = i + error.offset;
+                let label = self.label_text();
                 return fail(InputErrorKind::Value { label, error }, off);
             }
         };
-        let next = self.expect_close(end, "field", &label)?;
-        let l = Label::field(&label);
+        let next = self.expect_close(end, "field", l)?;
         if self.is_new_label(rec, l) {
             rec.push_field(l, Some(value));
         } else {
@@ -702,28 +858,35 @@ impl<R: Read> XmlReader<R> {
         Ok(next)
     }
 
+    /// The `label` attribute of the element just parsed, for a message.
+    #[cold]
+    fn label_text(&self) -> String {
+        self.attr_string(b"label").unwrap_or_default()
+    }
+
     fn parse_tag(&mut self, at: usize, rec: &mut Record, binding: bool) -> Result<usize, Fail> {
         let name = if binding { "btag" } else { "tag" };
         let (self_closing, i) = self.parse_attrs(at + 1 + name.len(), name)?;
-        let Some(label) = self.attr_string("label") else {
+        let kind = if binding {
+            LabelKind::BTag
+        } else {
+            LabelKind::Tag
+        };
+        let Some(l) = self.attr_label(kind) else {
             return fail(InputErrorKind::MissingLabel(name), at);
         };
         let (value, next) = if self_closing {
             (0, i)
         } else {
             let Some(end) = self.find_byte(i, b'<')? else {
+                let label = self.label_text();
                 return syntax(
                     format!("end of input inside {name} {label}"),
                     self.buf.len(),
                 );
             };
             let v = atoi(&self.buf[i..end]);
-            (v, self.expect_close(end, name, &label)?)
-        };
-        let l = if binding {
-            Label::btag(&label)
-        } else {
-            Label::tag(&label)
+            (v, self.expect_close(end, name, l)?)
         };
         if self.is_new_label(rec, l) {
             rec.push_tag(l, value);
