@@ -275,7 +275,8 @@ pub fn parse_value(text: &[u8]) -> Result<(Value, usize), ValueParseError> {
     }
     let n = n as usize;
     let size = ctype.size();
-    let mut bytes = Vec::with_capacity(n * size);
+    // Scalars (and short arrays) are parsed on the stack: the value is allocated once.
+    let mut bytes = ElementBytes::with_capacity(n * size);
     for index in 0..n {
         if index > 0 {
             if text.get(pos) != Some(&b',') {
@@ -303,7 +304,10 @@ pub fn parse_value(text: &[u8]) -> Result<(Value, usize), ValueParseError> {
 }
 
 /// Reads one element at the start of `t`, appending its bytes; returns the bytes used.
-fn parse_element(ctype: CType, t: &[u8], out: &mut Vec<u8>) -> Option<usize> {
+/// The bytes of the elements parsed so far.
+type ElementBytes = smallvec::SmallVec<[u8; 16]>;
+
+fn parse_element(ctype: CType, t: &[u8], out: &mut ElementBytes) -> Option<usize> {
     match ctype {
         CType::UChar | CType::Char => {
             let (b, used) = if t.starts_with(b"&lt;") {

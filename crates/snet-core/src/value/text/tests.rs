@@ -446,7 +446,7 @@ proptest! {
     #[test]
     fn integer_scans_match_the_c_library(s in "[ \t\n]{0,2}[-+]{0,2}[0-9]{0,24}[a-z.]{0,2}") {
         let b = s.as_bytes();
-        let mut out = Vec::new();
+        let mut out = ElementBytes::new();
         let rust = parse_element(CType::Short, b, &mut out).map(|n| (i16::from_ne_bytes([out[0], out[1]]), n));
         prop_assert_eq!(rust, reference::scan_hd(b));
         out.clear();
@@ -468,7 +468,7 @@ proptest! {
 
     #[test]
     fn integer_scans_match_on_arbitrary_bytes(b in proptest::collection::vec(any::<u8>(), 0..12)) {
-        let mut out = Vec::new();
+        let mut out = ElementBytes::new();
         let rust = parse_element(CType::Long, &b, &mut out).map(|n| (i64::from_ne_bytes(arr(&out)), n));
         // the C scan sees the text up to a NUL, as our NUL-terminated copy does
         let upto = b.iter().position(|&c| c == 0).unwrap_or(b.len());
@@ -480,7 +480,7 @@ proptest! {
         s in "[ \t]{0,1}[-+]{0,1}[0-9]{0,20}[.]{0,1}[0-9]{0,20}([eE][-+]{0,1}[0-9]{0,4}){0,1}[ ,<x]{0,1}[0-9]{0,2}",
     ) {
         let b = s.as_bytes();
-        let mut out = Vec::new();
+        let mut out = ElementBytes::new();
         let rust = parse_element(CType::Double, b, &mut out).map(|n| (f64::from_ne_bytes(arr(&out)).to_bits(), n));
         let c = cfmt::scan_double(number_token(b)).map(|(x, n)| (x.to_bits(), n));
         prop_assert_eq!(rust, c, "{:?}", s);
@@ -496,7 +496,7 @@ proptest! {
         prop_assume!(x.is_finite());
         for s in [format!("{x:.prec$e}"), format!("{x:.prec$}"), format!("{x}")] {
             let b = s.as_bytes();
-            let mut out = Vec::new();
+            let mut out = ElementBytes::new();
             let rust = parse_element(CType::Double, b, &mut out).map(|n| (f64::from_ne_bytes(arr(&out)).to_bits(), n));
             let c = cfmt::scan_double(b).map(|(x, n)| (x.to_bits(), n));
             prop_assert_eq!(rust, c, "{:?}", s);
