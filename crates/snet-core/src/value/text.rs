@@ -28,6 +28,7 @@
 //! 7. `[N]` makes an array even for `N == 1`; no `[N]` makes a scalar.
 
 mod cfmt;
+mod dfmt;
 mod ldouble;
 #[cfg(test)]
 mod tests;
@@ -100,7 +101,12 @@ fn write_element(ctype: CType, e: &[u8], out: &mut Vec<u8>) {
         CType::ULong => push_decimal(out, read_ulong(e), false),
         CType::Long => push_signed(out, read_long(e)),
         CType::Float => cfmt::write_float(f32::from_ne_bytes(arr(e)), out),
-        CType::Double => cfmt::write_double(f64::from_ne_bytes(arr(e)), out),
+        CType::Double => {
+            let x = f64::from_ne_bytes(arr(e));
+            if !dfmt::write_double(x, out) {
+                cfmt::write_double(x, out);
+            }
+        }
         CType::LDouble => {
             if e.len() >= 10 {
                 ldouble::write_long_double(e, out);

@@ -614,3 +614,101 @@ proptest! {
         }
     }
 }
+
+/// The Rust path for `%.32le` (`dfmt`) against the C library's `snprintf` on random
+/// values around and inside its range, exact ties (`n * 2^-j` with few significant
+/// bits, whose expansions end at the 34th digit), decimal fractions, powers of ten and
+/// their neighbours, and the range boundaries. Also checks that the Rust path is
+/// actually taken for most values inside its range.
+#[test]
+fn double_text_matches_the_c_library() {
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let mut values = Vec::new();
+    for _ in 0..300_000 {
+        // Random significand, exponent spanning 1e-30 .. 1e40.
+        let exp = 1023 - 100 + next() % 233;
+        let bits = (next() & ((1 << 52) - 1)) | (exp << 52) | (next() & (1 << 63));
+        values.push(f64::from_bits(bits));
+    }
+    for j in 0..=130 {
+        for n in 1..=40u64 {
+            values.push(n as f64 * 2f64.powi(-j));
+            values.push((n * 1_000_003 % 8191) as f64 * 2f64.powi(-j));
+        }
+        values.push((next() & ((1 << 53) - 1)) as f64 * 2f64.powi(-j));
+    }
+    for j in 0..=25 {
+        for _ in 0..200 {
+            values.push((next() % 1_000_000) as f64 / 10f64.powi(j));
+        }
+    }
+    for p in -30..=40 {
+        let x = 10f64.powi(p);
+        values.extend([
+            x,
+            -x,
+            f64::from_bits(x.to_bits() + 1),
+            f64::from_bits(x.to_bits() - 1),
+        ]);
+        values.extend([
+            9.5 * x,
+            9.999_999_999_999_999 * x,
+            0.999_999_999_999_999_9 * x,
+        ]);
+    }
+    values.extend([
+        0.0,
+        -0.0,
+        1.0,
+        -1.0,
+        0.5,
+        0.1,
+        1.0 / 3.0,
+        2.0 / 3.0,
+        f64::MAX,
+        f64::MIN_POSITIVE,
+        5e-324,
+        1e-23,
+        f64::from_bits(1e-23f64.to_bits() - 1),
+        1e33,
+        f64::from_bits(1e33f64.to_bits() - 1),
+        2f64.powi(-48),
+        2f64.powi(-49),
+        3.0 * 2f64.powi(-50),
+        f64::INFINITY,
+        f64::NAN,
+    ]);
+    let (mut fast, mut in_range) = (0usize, 0usize);
+    let (mut ours, mut c) = (Vec::new(), Vec::new());
+    for &x in &values {
+        ours.clear();
+        c.clear();
+        let took = super::dfmt::write_double(x, &mut ours);
+        super::cfmt::write_double(x, &mut c);
+        if took {
+            fast += 1;
+            assert_eq!(
+                String::from_utf8_lossy(&ours),
+                String::from_utf8_lossy(&c),
+                "%.32le of {x:e} (bits {:#x})",
+                x.to_bits()
+            );
+        } else {
+            assert!(ours.is_empty(), "a declined value appended text");
+        }
+        if x != 0.0 && (1.000_001e-23..9.999_99e32).contains(&x.abs()) {
+            in_range += 1;
+            assert!(took, "{x:e} is in the fast path's range but was declined");
+        }
+    }
+    assert!(
+        fast >= in_range && in_range > 100_000,
+        "{fast} fast, {in_range} in range"
+    );
+}
