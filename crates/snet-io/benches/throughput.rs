@@ -82,6 +82,17 @@ fn main() {
         &Record::new().with_field("m", Value::double_array(&doubles)),
         500,
     );
+    let floats: Vec<u8> = (0..1000)
+        .flat_map(|i| (i as f32 * 0.37 - 11.0).to_ne_bytes())
+        .collect();
+    run(
+        "float[1000]",
+        &Record::new().with_field(
+            "f",
+            Value::from_bytes(snet_core::value::CType::Float, 1000, false, &floats),
+        ),
+        500,
+    );
     let text = "The quick brown fox <jumps> over the lazy dog & co. ".repeat(20);
     run(
         "char[1040]",

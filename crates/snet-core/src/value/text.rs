@@ -100,7 +100,12 @@ fn write_element(ctype: CType, e: &[u8], out: &mut Vec<u8>) {
         CType::Int => push_signed(out, i32::from_ne_bytes(arr(e)).into()),
         CType::ULong => push_decimal(out, read_ulong(e), false),
         CType::Long => push_signed(out, read_long(e)),
-        CType::Float => cfmt::write_float(f32::from_ne_bytes(arr(e)), out),
+        CType::Float => {
+            let x = f32::from_ne_bytes(arr(e));
+            if !dfmt::write_float(x, out) {
+                cfmt::write_float(x, out);
+            }
+        }
         CType::Double => {
             let x = f64::from_ne_bytes(arr(e));
             if !dfmt::write_double(x, out) {

@@ -712,3 +712,73 @@ fn double_text_matches_the_c_library() {
         "{fast} fast, {in_range} in range"
     );
 }
+
+/// The Rust path for a float's `%.32f` (`dfmt`) against the C library's `snprintf`:
+/// every exponent, random significands, ties, whole numbers, subnormals, signs.
+#[test]
+fn float_text_matches_the_c_library() {
+    let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let mut values: Vec<f32> = Vec::new();
+    for biased in 0..255u32 {
+        for _ in 0..600 {
+            let bits = (next() as u32 & 0x807f_ffff) | (biased << 23);
+            values.push(f32::from_bits(bits));
+        }
+        // Few significant bits: exact expansions that end at or near the 32nd digit.
+        for n in 1..=8u32 {
+            values.push(f32::from_bits((biased << 23) | (n << 20)));
+        }
+    }
+    for i in 0..2000 {
+        values.push(i as f32 / 8.0);
+        values.push((next() % 100_000) as f32 / 100.0);
+    }
+    values.extend([
+        0.0,
+        -0.0,
+        1.0,
+        -1.0,
+        0.1,
+        16_777_216.0,
+        3.0e38,
+        f32::MAX,
+        f32::MIN_POSITIVE,
+        f32::from_bits(1),
+        2f32.powi(-33),
+        2f32.powi(-32),
+        3.0 * 2f32.powi(-34),
+        f32::INFINITY,
+        f32::NAN,
+    ]);
+    let (mut fast, mut finite) = (0usize, 0usize);
+    let (mut ours, mut c) = (Vec::new(), Vec::new());
+    for &x in &values {
+        ours.clear();
+        c.clear();
+        let took = super::dfmt::write_float(x, &mut ours);
+        super::cfmt::write_float(x, &mut c);
+        finite += usize::from(x.is_finite());
+        if took {
+            fast += 1;
+            assert_eq!(
+                String::from_utf8_lossy(&ours),
+                String::from_utf8_lossy(&c),
+                "%.32f of {x:e} (bits {:#x})",
+                x.to_bits()
+            );
+        } else {
+            assert!(ours.is_empty(), "a declined value appended text");
+        }
+    }
+    // Only the band 2^21 <= |x| < 2^23 (and infinities, NaNs) may be declined.
+    assert!(
+        fast * 100 >= finite * 97,
+        "{fast} of {finite} finite values fast"
+    );
+}
