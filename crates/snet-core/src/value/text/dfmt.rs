@@ -48,7 +48,16 @@ pub(super) fn write_double(x: f64, out: &mut Vec<u8>) -> bool {
     let m = fraction | (1 << 52);
     let e = biased - 1075;
     // Decimal exponent estimate; corrected below when it is off by one.
-    let mut k = x.abs().log10().floor() as i32;
+    // floor(log10(2^n)) for the value's binary exponent n: floor(log10 |x|) is this or
+    // one more (78913 / 2^18 is log10(2) to within 2^-20, exact enough for |n| < 1100).
+    let mut k = ((biased - 1023) * 78913) >> 18;
+    if k == -24 {
+        // The estimate may be one low at the lower end of the range: try the larger
+        // exponent first (a value that really has k = -24 comes back down and is
+        // declined).
+        k = -23;
+    }
+
     let mut tries = 0;
     let (d, k) = loop {
         tries += 1;
@@ -97,18 +106,55 @@ pub(super) fn write_double(x: f64, out: &mut Vec<u8>) -> bool {
     true
 }
 
-/// Writes `v` as exactly `dst.len()` decimal digits (leading zeros kept).
-fn put_digits(dst: &mut [u8], mut v: u64) {
-    for d in dst.iter_mut().rev() {
-        *d = b'0' + (v % 10) as u8;
-        v /= 10;
+/// 5^s for s in 0..=55 (5^55 < 2^128).
+const POW5: [u128; 56] = {
+    let mut t = [1u128; 56];
+    let mut i = 1;
+    while i < 56 {
+        t[i] = t[i - 1] * 5;
+        i += 1;
+    }
+    t
+};
+
+/// Writes `v` as exactly `dst.len()` (at most 24) decimal digits, leading zeros kept:
+/// in independent 8-digit pieces, two digits at a time.
+fn put_digits(dst: &mut [u8], v: u64) {
+    let mut end = dst.len();
+    let mut v = v;
+    while end > 0 {
+        let n = end.min(8);
+        put8(&mut dst[end - n..end], (v % 100_000_000) as u32);
+        v /= 100_000_000;
+        end -= n;
+    }
+}
+
+/// Two-digit strings "00".."99".
+const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+2021222324252627282930313233343536373839\
+4041424344454647484950515253545556575859\
+6061626364656667686970717273747576777879\
+8081828384858687888990919293949596979899";
+
+/// Writes the low `dst.len()` (at most 8) digits of `v`.
+fn put8(dst: &mut [u8], mut v: u32) {
+    let mut i = dst.len();
+    while i >= 2 {
+        let p = (v % 100) as usize * 2;
+        v /= 100;
+        dst[i - 2..i].copy_from_slice(&PAIRS[p..p + 2]);
+        i -= 2;
+    }
+    if i == 1 {
+        dst[0] = b'0' + (v % 10) as u8;
     }
 }
 
 /// `m * 5^s * 2^(e + s)` rounded to an integer (to nearest, ties to even), if it fits
 /// in a `u128`.
 fn scaled(m: u64, e: i32, s: u32) -> Option<u128> {
-    let p5 = 5u128.pow(s);
+    let p5 = POW5[s as usize];
     // P = m * p5 in three 64-bit limbs, little-endian.
     let (a0, a1) = (p5 as u64, (p5 >> 64) as u64);
     let x0 = u128::from(m) * u128::from(a0);
