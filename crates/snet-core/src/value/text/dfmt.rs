@@ -95,14 +95,7 @@ pub(super) fn write_double(x: f64, out: &mut Vec<u8>) -> bool {
     let mut digits = [0u8; DIGITS];
     put_digits(&mut digits[..17], hi);
     put_digits(&mut digits[17..], lo);
-    out.push(digits[0]);
-    out.push(b'.');
-    out.extend_from_slice(&digits[1..]);
-    out.push(b'e');
-    out.push(if k < 0 { b'-' } else { b'+' });
-    let a = k.unsigned_abs();
-    out.push(b'0' + (a / 10) as u8);
-    out.push(b'0' + (a % 10) as u8);
+    push_scientific(out, &digits, i64::from(k));
     true
 }
 
@@ -116,6 +109,25 @@ const POW5: [u128; 56] = {
     }
     t
 };
+
+/// Appends `d.ddd…e±XX`: the first digit, a point, the other digits, and the decimal
+/// exponent with a sign and at least two digits (C's `%e` layout).
+pub(super) fn push_scientific(out: &mut Vec<u8>, digits: &[u8], exp: i64) {
+    out.push(digits[0]);
+    out.push(b'.');
+    out.extend_from_slice(&digits[1..]);
+    out.push(b'e');
+    out.push(if exp < 0 { b'-' } else { b'+' });
+    let mut e = exp.unsigned_abs();
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    while e > 0 || i > buf.len() - 2 {
+        i -= 1;
+        buf[i] = b'0' + (e % 10) as u8;
+        e /= 10;
+    }
+    out.extend_from_slice(&buf[i..]);
+}
 
 /// Writes `v` as exactly `dst.len()` (at most 24) decimal digits, leading zeros kept:
 /// in independent 8-digit pieces, two digits at a time.

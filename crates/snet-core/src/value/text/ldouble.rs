@@ -85,16 +85,7 @@ pub(super) fn write_long_double(bytes: &[u8], out: &mut Vec<u8>) {
             }
         }
     }
-    out.push(kept[0]);
-    out.push(b'.');
-    out.extend_from_slice(&kept[1..]);
-    out.push(b'e');
-    out.push(if sci_exp < 0 { b'-' } else { b'+' });
-    let e = sci_exp.unsigned_abs();
-    if e < 10 {
-        out.push(b'0');
-    }
-    out.extend_from_slice(e.to_string().as_bytes());
+    super::dfmt::push_scientific(out, &kept, sci_exp);
 }
 
 /// A minimal unsigned big integer: little-endian base-2^32 limbs.

@@ -615,6 +615,42 @@ proptest! {
     }
 }
 
+/// A xorshift64 generator (deterministic test inputs).
+fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
+    move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    }
+}
+
+/// Formats every value with `ours` and, where it does not decline, checks the text
+/// against the C library's (`c`); returns how many `ours` took.
+fn compare_with_c<T: Copy + std::fmt::LowerExp>(
+    values: &[T],
+    ours: fn(T, &mut Vec<u8>) -> bool,
+    c: fn(T, &mut Vec<u8>),
+) -> usize {
+    let (mut fast, mut mine, mut theirs) = (0, Vec::new(), Vec::new());
+    for &x in values {
+        mine.clear();
+        theirs.clear();
+        if ours(x, &mut mine) {
+            fast += 1;
+            c(x, &mut theirs);
+            assert_eq!(
+                String::from_utf8_lossy(&mine),
+                String::from_utf8_lossy(&theirs),
+                "C's text of {x:e}"
+            );
+        } else {
+            assert!(mine.is_empty(), "{x:e} was declined but text was appended");
+        }
+    }
+    fast
+}
+
 /// The Rust path for `%.32le` (`dfmt`) against the C library's `snprintf` on random
 /// values around and inside its range, exact ties (`n * 2^-j` with few significant
 /// bits, whose expansions end at the 34th digit), decimal fractions, powers of ten and
@@ -622,13 +658,7 @@ proptest! {
 /// actually taken for most values inside its range.
 #[test]
 fn double_text_matches_the_c_library() {
-    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
     let mut values = Vec::new();
     for _ in 0..300_000 {
         // Random significand, exponent spanning 1e-30 .. 1e40.
@@ -684,29 +714,23 @@ fn double_text_matches_the_c_library() {
         f64::INFINITY,
         f64::NAN,
     ]);
-    let (mut fast, mut in_range) = (0usize, 0usize);
-    let (mut ours, mut c) = (Vec::new(), Vec::new());
-    for &x in &values {
-        ours.clear();
-        c.clear();
-        let took = super::dfmt::write_double(x, &mut ours);
-        super::cfmt::write_double(x, &mut c);
-        if took {
-            fast += 1;
-            assert_eq!(
-                String::from_utf8_lossy(&ours),
-                String::from_utf8_lossy(&c),
-                "%.32le of {x:e} (bits {:#x})",
-                x.to_bits()
-            );
-        } else {
-            assert!(ours.is_empty(), "a declined value appended text");
-        }
-        if x != 0.0 && (1.000_001e-23..9.999_99e32).contains(&x.abs()) {
-            in_range += 1;
-            assert!(took, "{x:e} is in the fast path's range but was declined");
-        }
+    let fast = compare_with_c(
+        &values,
+        super::dfmt::write_double,
+        super::cfmt::write_double,
+    );
+    let in_range: Vec<f64> = values
+        .iter()
+        .copied()
+        .filter(|x| *x != 0.0 && (1.000_001e-23..9.999_99e32).contains(&x.abs()))
+        .collect();
+    for &x in &in_range {
+        assert!(
+            super::dfmt::write_double(x, &mut Vec::new()),
+            "{x:e} is in the fast path's range but was declined"
+        );
     }
+    let in_range = in_range.len();
     assert!(
         fast >= in_range && in_range > 100_000,
         "{fast} fast, {in_range} in range"
@@ -717,13 +741,7 @@ fn double_text_matches_the_c_library() {
 /// every exponent, random significands, ties, whole numbers, subnormals, signs.
 #[test]
 fn float_text_matches_the_c_library() {
-    let mut state: u64 = 0x2545_f491_4f6c_dd1d;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut next = xorshift(0x2545_f491_4f6c_dd1d);
     let mut values: Vec<f32> = Vec::new();
     for biased in 0..255u32 {
         for _ in 0..600 {
@@ -756,26 +774,8 @@ fn float_text_matches_the_c_library() {
         f32::INFINITY,
         f32::NAN,
     ]);
-    let (mut fast, mut finite) = (0usize, 0usize);
-    let (mut ours, mut c) = (Vec::new(), Vec::new());
-    for &x in &values {
-        ours.clear();
-        c.clear();
-        let took = super::dfmt::write_float(x, &mut ours);
-        super::cfmt::write_float(x, &mut c);
-        finite += usize::from(x.is_finite());
-        if took {
-            fast += 1;
-            assert_eq!(
-                String::from_utf8_lossy(&ours),
-                String::from_utf8_lossy(&c),
-                "%.32f of {x:e} (bits {:#x})",
-                x.to_bits()
-            );
-        } else {
-            assert!(ours.is_empty(), "a declined value appended text");
-        }
-    }
+    let fast = compare_with_c(&values, super::dfmt::write_float, super::cfmt::write_float);
+    let finite = values.iter().filter(|x| x.is_finite()).count();
     // Only the band 2^21 <= |x| < 2^23 (and infinities, NaNs) may be declined.
     assert!(
         fast * 100 >= finite * 97,
