@@ -133,6 +133,61 @@ fn syntax<T>(msg: impl Into<String>, at: usize) -> Result<T, Fail> {
     fail(InputErrorKind::Syntax(msg.into()), at)
 }
 
+/// A checked `<record ...>` start tag: a data record (whether the tag is
+/// self-closing, the index after it, its mode, whether it names its interface), or a
+/// terminate record (the index after it).
+enum Header {
+    Data {
+        self_closing: bool,
+        after: usize,
+        mode: DataMode,
+        interface: bool,
+    },
+    Terminate(usize),
+}
+
+/// The start tag every writer of the format produces (spec §11.3, and the classic
+/// runtime's output), recognised without parsing its attributes.
+const CANONICAL_RECORD: &[u8] = b"<record xmlns=\"snet-home.org\" type=\"data\" mode=\"textual\"";
+
+/// If the start tag at `start` is [`CANONICAL_RECORD`] followed by `>` or by
+/// ` interface="C4SNet">`, the index after it and whether it names the interface.
+fn canonical_record(buf: &[u8], start: usize) -> Option<(usize, bool)> {
+    let rest = buf.get(start..)?.strip_prefix(CANONICAL_RECORD)?;
+    let end = start + CANONICAL_RECORD.len();
+    if rest.first() == Some(&b'>') {
+        return Some((end + 1, false));
+    }
+    const IFACE: &[u8] = b" interface=\"C4SNet\">";
+    rest.starts_with(IFACE).then_some((end + IFACE.len(), true))
+}
+
+/// If the attributes at `i` (just after an element name) are exactly ` label="NAME"`
+/// and then `>` or ` interface="C4SNet">`: the range of NAME, whether the interface is
+/// named, and the index after the tag.
+fn canonical_label(buf: &[u8], i: usize) -> Option<(Range<usize>, bool, usize)> {
+    const LABEL: &[u8] = b" label=\"";
+    let start = i + LABEL.len();
+    if !buf.get(i..)?.starts_with(LABEL) {
+        return None;
+    }
+    let len = buf
+        .get(start..)?
+        .iter()
+        .position(|&b| matches!(b, b'"' | b'<' | b'>'))?;
+    let end = start + len;
+    if buf[end] != b'"' || len == 0 {
+        return None;
+    }
+    let rest = &buf[end + 1..];
+    if rest.first() == Some(&b'>') {
+        return Some((start..end, false, end + 2));
+    }
+    const IFACE: &[u8] = b" interface=\"C4SNet\">";
+    rest.starts_with(IFACE)
+        .then_some((start..end, true, end + 1 + IFACE.len()))
+}
+
 enum Parsed {
     Data(Record),
     Terminate,
@@ -503,13 +558,24 @@ impl<R: Read> XmlReader<R> {
     /// cache of the ones this reader has seen before interning: inputs repeat a few
     /// labels in every record.
     fn attr_label(&mut self, kind: LabelKind) -> Option<Label> {
-        let v = self.attr(b"label")?;
+        let v = self
+            .attrs
+            .iter()
+            .rev()
+            .find(|a| &self.buf[a.name.clone()] == b"label")?;
+        Some(self.label_at(kind, v.value.clone()))
+    }
+
+    /// The label of `kind` named by the bytes `name` of the buffer (see
+    /// [`XmlReader::attr_label`] on the cache).
+    fn label_at(&mut self, kind: LabelKind, name: Range<usize>) -> Label {
+        let v = &self.buf[name];
         if let Some((_, _, l)) = self
             .labels
             .iter()
             .find(|(k, name, _)| *k == kind && name.as_slice() == v)
         {
-            return Some(*l);
+            return *l;
         }
         let name = String::from_utf8_lossy(v);
         let l = match kind {
@@ -521,7 +587,7 @@ impl<R: Read> XmlReader<R> {
             let bytes = v.to_vec();
             self.labels.push((kind, bytes, l));
         }
-        Some(l)
+        l
     }
 
     // ----- grammar -----------------------------------------------------------------
@@ -686,10 +752,9 @@ impl<R: Read> XmlReader<R> {
         }
     }
 
-    /// Parses a record whose `<record` starts at `self.pos`.
-    fn parse_record(&mut self) -> Result<Parsed, Fail> {
-        let start = self.pos;
-        let (self_closing, mut i) = self.parse_attrs(start + b"<record".len(), "record")?;
+    /// The attributes of the `<record` start tag at `start`, checked (spec §11.2).
+    fn record_header(&mut self, start: usize) -> Result<Header, Fail> {
+        let (self_closing, after) = self.parse_attrs(start + b"<record".len(), "record")?;
         if let Some(ns) = self.attr(b"xmlns") {
             if ns != NAMESPACE.as_bytes() {
                 let ns = String::from_utf8_lossy(ns).into_owned();
@@ -699,11 +764,7 @@ impl<R: Read> XmlReader<R> {
         match self.attr(b"type") {
             None => return fail(InputErrorKind::MissingType, start),
             Some(b"data") => {}
-            Some(b"terminate") => {
-                // Nothing after a terminate record is read (rule 3).
-                self.pos = i;
-                return Ok(Parsed::Terminate);
-            }
+            Some(b"terminate") => return Ok(Header::Terminate(after)),
             Some(t) => {
                 let t = String::from_utf8_lossy(t).into_owned();
                 if RESERVED_TYPES.contains(&t.as_str()) {
@@ -722,13 +783,40 @@ impl<R: Read> XmlReader<R> {
         };
         // Whether the record names its interface: it can only be C4SNet, the one
         // interface there is.
-        let mut interface = match self.attr(b"interface") {
+        let interface = match self.attr(b"interface") {
             None => false,
             Some(name) if name == INTERFACE.as_bytes() => true,
             Some(name) => {
                 let name = String::from_utf8_lossy(name).into_owned();
                 return fail(InputErrorKind::UnsupportedInterface(name), start);
             }
+        };
+        Ok(Header::Data {
+            self_closing,
+            after,
+            mode,
+            interface,
+        })
+    }
+
+    /// Parses a record whose `<record` starts at `self.pos`.
+    fn parse_record(&mut self) -> Result<Parsed, Fail> {
+        let start = self.pos;
+        let (self_closing, mut i, mode, mut interface) = match canonical_record(&self.buf, start) {
+            Some((after, interface)) => (false, after, DataMode::Textual, interface),
+            None => match self.record_header(start)? {
+                Header::Data {
+                    self_closing,
+                    after,
+                    mode,
+                    interface,
+                } => (self_closing, after, mode, interface),
+                Header::Terminate(after) => {
+                    // Nothing after a terminate record is read (rule 3).
+                    self.pos = after;
+                    return Ok(Parsed::Terminate);
+                }
+            },
         };
         let mut rec = Record::new();
         rec.mode = mode;
@@ -804,6 +892,43 @@ impl<R: Read> XmlReader<R> {
         rec: &mut Record,
         interface: &mut bool,
     ) -> Result<usize, Fail> {
+        let (l, i) = match canonical_label(&self.buf, at + b"<field".len()) {
+            // The canonical form; a field without an interface inside a record without
+            // one takes the general path below for its message.
+            Some((name, iface, after)) if iface || *interface => {
+                *interface = true;
+                (self.label_at(LabelKind::Field, name), after)
+            }
+            _ => self.field_header(at, interface)?,
+        };
+        if rec.mode == DataMode::Binary {
+            let label = l.name().to_owned();
+            return fail(InputErrorKind::BinaryUnsupported { label }, at);
+        }
+        let end = match self.find_byte(i, b'<')? {
+            Some(e) => e,
+            None => self.buf.len(),
+        };
+        let value = match parse_value(&self.buf[i..end]) {
+            Ok((v, _used)) => v,
+            Err(error) => {
+                let off = i + error.offset;
+                let label = l.name().to_owned();
+                return fail(InputErrorKind::Value { label, error }, off);
+            }
+        };
+        let next = self.expect_close(end, "field", l)?;
+        if self.is_new_label(rec, l) {
+            rec.push_field(l, Some(value));
+        } else {
+            rec.set_field(l, Some(value));
+        }
+        Ok(next)
+    }
+
+    /// The attributes of the `<field` start tag at `at`, checked: its label and the
+    /// index after the tag; notes in `interface` that the record now names one.
+    fn field_header(&mut self, at: usize, interface: &mut bool) -> Result<(Label, usize), Fail> {
         let (self_closing, i) = self.parse_attrs(at + b"<field".len(), "field")?;
         let Some(l) = self.attr_label(LabelKind::Field) else {
             return fail(InputErrorKind::MissingLabel("field"), at);
@@ -833,29 +958,7 @@ impl<R: Read> XmlReader<R> {
             }
             None => {}
         }
-        if rec.mode == DataMode::Binary {
-            let label = self.label_text();
-            return fail(InputErrorKind::BinaryUnsupported { label }, at);
-        }
-        let end = match self.find_byte(i, b'<')? {
-            Some(e) => e,
-            None => self.buf.len(),
-        };
-        let value = match parse_value(&self.buf[i..end]) {
-            Ok((v, _used)) => v,
-            Err(error) => {
-                let off = i + error.offset;
-                let label = self.label_text();
-                return fail(InputErrorKind::Value { label, error }, off);
-            }
-        };
-        let next = self.expect_close(end, "field", l)?;
-        if self.is_new_label(rec, l) {
-            rec.push_field(l, Some(value));
-        } else {
-            rec.set_field(l, Some(value));
-        }
-        Ok(next)
+        Ok((l, i))
     }
 
     /// The `label` attribute of the element just parsed, for a message.
@@ -866,20 +969,26 @@ impl<R: Read> XmlReader<R> {
 
     fn parse_tag(&mut self, at: usize, rec: &mut Record, binding: bool) -> Result<usize, Fail> {
         let name = if binding { "btag" } else { "tag" };
-        let (self_closing, i) = self.parse_attrs(at + 1 + name.len(), name)?;
         let kind = if binding {
             LabelKind::BTag
         } else {
             LabelKind::Tag
         };
-        let Some(l) = self.attr_label(kind) else {
-            return fail(InputErrorKind::MissingLabel(name), at);
+        let (l, self_closing, i) = match canonical_label(&self.buf, at + 1 + name.len()) {
+            Some((label, false, after)) => (self.label_at(kind, label), false, after),
+            _ => {
+                let (self_closing, i) = self.parse_attrs(at + 1 + name.len(), name)?;
+                let Some(l) = self.attr_label(kind) else {
+                    return fail(InputErrorKind::MissingLabel(name), at);
+                };
+                (l, self_closing, i)
+            }
         };
         let (value, next) = if self_closing {
             (0, i)
         } else {
             let Some(end) = self.find_byte(i, b'<')? else {
-                let label = self.label_text();
+                let label = l.name();
                 return syntax(
                     format!("end of input inside {name} {label}"),
                     self.buf.len(),
