@@ -834,3 +834,49 @@ fn error_positions_in_any_order() {
         );
     }
 }
+
+// ----- the canonical start tags (read without the attribute parser) ----------------
+
+/// The canonical tags every writer produces and spellings of the same record that the
+/// general attribute parser reads (white space, quotes, order, repeated interface)
+/// give the same record; a canonical-looking field without any interface is still an
+/// error, and so is one in binary mode.
+#[test]
+fn canonical_and_general_start_tags_read_alike() {
+    let canonical = concat!(
+        r#"<record xmlns="snet-home.org" type="data" mode="textual" interface="C4SNet">"#,
+        r#"<field label="A">(int)5</field><field label="B" interface="C4SNet">(int)6</field>"#,
+        r#"<tag label="T">3</tag><btag label="K">-2</btag></record>"#
+    );
+    let general = concat!(
+        r#"<record  mode='textual' type="data" interface="C4SNet" xmlns="snet-home.org" >"#,
+        r#"<field label = "A" >(int)5</field><field interface="C4SNet" label="B">(int)6</field>"#,
+        r#"<tag label='T' >3</tag><btag label="K" >-2</btag></record>"#
+    );
+    let a = one(canonical);
+    assert_eq!(a, one(general));
+    assert_eq!(field(&a, "A").and_then(|v| v.get_i32(0)), Some(5));
+    assert_eq!(field(&a, "B").and_then(|v| v.get_i32(0)), Some(6));
+    assert_eq!(a.tag(Label::tag("T")), Some(3));
+    assert_eq!(a.tag(Label::btag("K")), Some(-2));
+    // The record does not name its interface; a field that names it makes the next
+    // fields fine, and a record where none does is an error naming the field.
+    let r = one(concat!(
+        r#"<record xmlns="snet-home.org" type="data" mode="textual">"#,
+        r#"<field label="A" interface="C4SNet">(int)5</field><field label="B">(int)6</field></record>"#
+    ));
+    assert_eq!(field(&r, "B").and_then(|v| v.get_i32(0)), Some(6));
+    let e = single_error(concat!(
+        r#"<record xmlns="snet-home.org" type="data" mode="textual">"#,
+        r#"<field label="a">(int)5</field></record>"#
+    ));
+    assert!(matches!(e.kind, InputErrorKind::NoInterface { ref label } if label == "a"));
+    let e = single_error(concat!(
+        r#"<record xmlns="snet-home.org" type="data" mode="binary" interface="C4SNet">"#,
+        r#"<field label="a">(int)5</field></record>"#
+    ));
+    assert!(
+        matches!(e.kind, InputErrorKind::BinaryUnsupported { ref label } if label == "a"),
+        "{e}"
+    );
+}
