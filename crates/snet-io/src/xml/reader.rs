@@ -150,16 +150,23 @@ enum Header {
 /// runtime's output), recognised without parsing its attributes.
 const CANONICAL_RECORD: &[u8] = b"<record xmlns=\"snet-home.org\" type=\"data\" mode=\"textual\"";
 
-/// If the start tag at `start` is [`CANONICAL_RECORD`] followed by `>` or by
-/// ` interface="C4SNet">`, the index after it and whether it names the interface.
+/// If the start tag at `start` is [`CANONICAL_RECORD`], optionally
+/// ` interface="C4SNet"`, spaces and `>` (this writer puts a space before the `>`),
+/// the index after it and whether it names the interface.
 fn canonical_record(buf: &[u8], start: usize) -> Option<(usize, bool)> {
-    let rest = buf.get(start..)?.strip_prefix(CANONICAL_RECORD)?;
-    let end = start + CANONICAL_RECORD.len();
-    if rest.first() == Some(&b'>') {
-        return Some((end + 1, false));
+    const IFACE: &[u8] = b" interface=\"C4SNet\"";
+    let mut i = start + CANONICAL_RECORD.len();
+    if !buf.get(start..)?.starts_with(CANONICAL_RECORD) {
+        return None;
     }
-    const IFACE: &[u8] = b" interface=\"C4SNet\">";
-    rest.starts_with(IFACE).then_some((end + IFACE.len(), true))
+    let interface = buf.get(i..)?.starts_with(IFACE);
+    if interface {
+        i += IFACE.len();
+    }
+    while *buf.get(i)? == b' ' {
+        i += 1;
+    }
+    (buf[i] == b'>').then_some((i + 1, interface))
 }
 
 /// If the attributes at `i` (just after an element name) are exactly ` label="NAME"`
