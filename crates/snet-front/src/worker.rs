@@ -38,6 +38,21 @@
 //! Records taken out of a collector (deterministic combinators) are never held back:
 //! the walker sends `Step::Flush` before it takes the next one or ends the drain, as
 //! another worker may drain the next ones and deliver them first.
+//!
+//! # Bounded box outputs (`snet_core::relief`)
+//!
+//! Every record a box call (or a walk) pushes into a stream is counted; after
+//! `RELIEF_EVERY` of them the worker *relieves* the streams it pushed into, from inside
+//! the emit path: it delivers the held record, then, for each destination it can own
+//! (not one it owns further out on its own stack: the running box itself, or a box whose
+//! call a relief further out interrupted), it takes the queued jobs one by one and runs
+//! each as a unit (`run_unit`, nested), walking its outputs onward as usual. Jobs leave
+//! each stream in order and each entity still runs one call at a time, so stream order
+//! and the deterministic collectors' order are kept; the jobs' licences become stale.
+//! A destination owned by another worker is left to it (that worker is draining it).
+//! Relief nests at most `MAX_NEST` levels and within `STACK_BUDGET` of stack; beyond
+//! that (and for boxes with a concurrency limit above 1, whose outputs wait in their
+//! order collector anyway) outputs are buffered as before.
 
 use crate::engine::{Job, Shared};
 use crate::sync::lock;
@@ -45,6 +60,7 @@ use crate::trace::{EventKind, Tracer};
 use crate::worklist::Key;
 use snet_core::det::Token;
 use snet_core::inst::Inst;
+use snet_core::relief;
 use snet_core::walk::{Pos, Step};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -59,6 +75,9 @@ const FJ_SPIN_ROUNDS: u32 = 256;
 /// worker only if no other worker is searching, so a parked worker looks again this
 /// often.
 const FJ_PARK: Duration = Duration::from_millis(2);
+
+/// Streams tracked per call for relief (more destinations are not relieved).
+const MAX_DESTS: usize = 4;
 
 /// What a worker hands back at the end of the run.
 #[derive(Debug)]
@@ -81,6 +100,18 @@ pub(crate) struct Worker<'s, 'a> {
     next_job: Option<Job>,
     /// Depth of the entity being run (0 while walking an input record).
     depth: u32,
+    /// Records pushed into streams by the current box call (or walk) since its start or
+    /// the last relief.
+    burst: usize,
+    /// The streams those records went to (at most `MAX_DESTS`).
+    dests: Vec<Arc<Inst>>,
+    /// The box leaf whose call this worker is running, if any (innermost).
+    running: Option<Arc<Inst>>,
+    /// Box leaves whose calls are in progress further out on this worker's stack
+    /// (interrupted by reliefs): owned by this worker, never to be waited for.
+    outer: Vec<Arc<Inst>>,
+    /// The stack address at the start of the worker loop (`relief::may_nest`).
+    stack_base: usize,
     victim: usize,
     idle: Duration,
     tracer: Option<Tracer>,
@@ -95,6 +126,11 @@ impl<'s, 'a> Worker<'s, 'a> {
             held_tok: None,
             next_job: None,
             depth: 0,
+            burst: 0,
+            dests: Vec::new(),
+            running: None,
+            outer: Vec::new(),
+            stack_base: 0,
             victim: id,
             idle: Duration::ZERO,
             tracer: sh.opts.trace.as_ref().map(|_| Tracer::new(sh.epoch)),
@@ -113,21 +149,95 @@ impl<'s, 'a> Worker<'s, 'a> {
         match s {
             Step::Box(leaf, tok) => {
                 if let (Some(l), Some(t)) = (self.held_leaf.take(), self.held_tok.take()) {
-                    self.enqueue(l, Job::Data(t));
+                    self.push_out(l, Job::Data(t));
                 }
                 self.held_leaf = Some(leaf);
                 self.held_tok = Some(tok);
             }
-            Step::Init(c) => self.enqueue(c.leaf, Job::Init(c.ctx)),
+            Step::Init(c) => self.push_out(c.leaf, Job::Init(c.ctx)),
             Step::Output(tok) => self.output(tok),
             // A record taken out of a collector must reach its next entity before the
             // next one is taken out, possibly by another worker after this drain ends.
             Step::Flush => {
                 if let (Some(l), Some(t)) = (self.held_leaf.take(), self.held_tok.take()) {
-                    self.enqueue(l, Job::Data(t));
+                    self.push_out(l, Job::Data(t));
                 }
             }
         }
+    }
+
+    /// Pushes a job a walk ended with into its stream, counting it for relief.
+    fn push_out(&mut self, leaf: Arc<Inst>, job: Job) {
+        if self.sh.stop.load(Ordering::Relaxed) {
+            // The run is failing: queued jobs would only be dropped at the end (and a
+            // generator would go on filling its streams until its call returns).
+            return;
+        }
+        let new_dest =
+            self.dests.len() < MAX_DESTS && !self.dests.iter().any(|d| Arc::ptr_eq(d, &leaf));
+        if new_dest {
+            self.dests.push(leaf.clone());
+        }
+        self.enqueue(leaf, job);
+        self.burst += 1;
+        if self.burst >= relief::RELIEF_EVERY {
+            self.relieve();
+        }
+    }
+
+    /// Runs the jobs queued in the streams the current call pushed into, nested (see
+    /// the module doc, "Bounded box outputs").
+    #[cold]
+    fn relieve(&mut self) {
+        let sh = self.sh;
+        self.burst = 0;
+        if !relief::may_nest(self.outer.len() as u32, self.stack_base) {
+            return;
+        }
+        // Delivered first: it was emitted before everything still to come.
+        if let (Some(l), Some(t)) = (self.held_leaf.take(), self.held_tok.take()) {
+            self.enqueue(l, Job::Data(t));
+        }
+        let dests = std::mem::take(&mut self.dests);
+        let depth = self.depth;
+        debug_assert!(self.next_job.is_none(), "no job is pending during a call");
+        let running = self.running.take();
+        let pushed = running.is_some();
+        if let Some(r) = running {
+            self.outer.push(r);
+        }
+        for d in &dests {
+            let s = sh.slot(d, 0);
+            if s.ent.limit() > 1 || self.owns_outer(d) {
+                continue;
+            }
+            while !s.ent.is_empty() && !sh.stop.load(Ordering::Relaxed) {
+                if !self.acquire_for_walk(&s.ent) {
+                    break;
+                }
+                match s.ent.pop_seq() {
+                    Some((job, _)) => {
+                        self.next_job = Some(job);
+                        self.run_unit(d.clone());
+                    }
+                    None => {
+                        release(sh, &s.ent);
+                        break;
+                    }
+                }
+            }
+        }
+        if pushed {
+            self.running = self.outer.pop();
+        }
+        self.depth = depth;
+        self.dests = dests;
+        self.burst = 0;
+    }
+
+    /// True if `leaf` is a box whose call is in progress on this worker's stack.
+    fn owns_outer(&self, leaf: &Arc<Inst>) -> bool {
+        self.outer.iter().any(|o| Arc::ptr_eq(o, leaf))
     }
 
     /// Pushes `job` into `leaf`'s stream with a licence in this worker's list.
@@ -175,7 +285,7 @@ impl<'s, 'a> Worker<'s, 'a> {
             return None;
         }
         let owned = cur.is_some_and(|c| Arc::ptr_eq(c, &next)) // a loop back to itself
-            || self.acquire_for_walk(&s.ent);
+            || (!self.owns_outer(&next) && self.acquire_for_walk(&s.ent));
         if owned {
             if s.ent.is_empty() {
                 // The common case: run the held record next, where it is.
@@ -232,7 +342,11 @@ impl<'s, 'a> Worker<'s, 'a> {
                     None => unreachable!("run_unit without a job"),
                 },
             };
+            self.burst = 0;
+            self.dests.clear();
+            self.running = Some(leaf.clone());
             let r = sh.w.run_box(&leaf, input, ctx, &mut |st| self.on_step(st));
+            self.running = None;
             if let (Some(t), Some(start)) = (self.tracer.as_mut(), start) {
                 let name = &sh.w.net.node(leaf.node).name;
                 t.record(EventKind::Box, name, start);
@@ -371,6 +485,8 @@ impl<'s, 'a> Worker<'s, 'a> {
         sh.w.counters.input();
         sh.term.add();
         self.depth = 0;
+        self.burst = 0;
+        self.dests.clear();
         let root = sh.root.clone();
         let r = sh.w.walk(Pos::Enter(root), Token::new(rec), &mut |st| {
             self.on_step(st)
@@ -442,6 +558,7 @@ impl<'s, 'a> Worker<'s, 'a> {
     /// The worker loop.
     pub(crate) fn run(&mut self) {
         let sh = self.sh;
+        self.stack_base = relief::stack_addr();
         sh.sleep.register(self.id);
         let mut rounds: u32 = 0;
         let mut idle_since: Option<Instant> = None;
