@@ -89,6 +89,10 @@ pub(crate) struct Shared<'a> {
     /// Box leaves with a concurrency limit above 1 (their collectors are emptied when a
     /// run fails, so that buffered records free the instance tree).
     pub(crate) concurrent: Mutex<Vec<std::sync::Weak<Inst>>>,
+    /// Set while a worker waits in a relief for a destination another worker owns
+    /// (`worker`, "Bounded box outputs"): one waiter at a time, so waits never form a
+    /// cycle.
+    pub(crate) relief_waiter: AtomicBool,
 }
 
 impl Shared<'_> {
@@ -261,6 +265,7 @@ impl Engine for FrontEngine {
                 .map(|b| self.options.box_concurrency.limit(&b.name))
                 .collect(),
             concurrent: Mutex::new(Vec::new()),
+            relief_waiter: AtomicBool::new(false),
         };
         let mut w0 = Worker::new(&sh, 0);
         for c in inits {

@@ -49,7 +49,10 @@
 //! each as a unit (`run_unit`, nested), walking its outputs onward as usual. Jobs leave
 //! each stream in order and each entity still runs one call at a time, so stream order
 //! and the deterministic collectors' order are kept; the jobs' licences become stale.
-//! A destination owned by another worker is left to it (that worker is draining it).
+//! A destination owned by another worker whose stream is long is waited for, as a box
+//! blocks on a full stream in the engines with bounded streams: by one worker at a time
+//! (`Shared::relief_waiter`), so that waits cannot form a cycle; otherwise it is left
+//! to its owner.
 //! Relief nests at most `MAX_NEST` levels and within `STACK_BUDGET` of stack; beyond
 //! that (and for boxes with a concurrency limit above 1, whose outputs wait in their
 //! order collector anyway) outputs are buffered as before.
@@ -213,6 +216,9 @@ impl<'s, 'a> Worker<'s, 'a> {
             }
             while !s.ent.is_empty() && !sh.stop.load(Ordering::Relaxed) {
                 if !self.acquire_for_walk(&s.ent) {
+                    if self.wait_for_owner(&s.ent) {
+                        continue;
+                    }
                     break;
                 }
                 match s.ent.pop_seq() {
@@ -233,6 +239,44 @@ impl<'s, 'a> Worker<'s, 'a> {
         self.depth = depth;
         self.dests = dests;
         self.burst = 0;
+    }
+
+    /// Waits while another worker owns `ent` and its stream is long (the box whose call
+    /// is being relieved blocks, as with a bounded stream). Only one worker waits at a
+    /// time: the owner is then not waiting, so it ends its unit (or relieves, or
+    /// buffers) and the wait ends. With fork-join, the owner may wait at a join for a
+    /// fiber of this pool worker: the wait yields to ready fibers (`coop::yield_now`)
+    /// at every round, as the worker loop does between units. True if the caller
+    /// should try to own it again.
+    fn wait_for_owner(&self, ent: &crate::entity::Entity<Job>) -> bool {
+        let sh = self.sh;
+        let long = |e: &crate::entity::Entity<Job>| e.len() >= relief::RELIEF_EVERY;
+        if !long(ent) {
+            return false;
+        }
+        // Acquire: pairs with the Release store below (the previous waiter's).
+        if sh
+            .relief_waiter
+            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            return false;
+        }
+        let mut spins = 0u32;
+        while ent.is_owned() && long(ent) && !sh.stop.load(Ordering::Relaxed) {
+            spins += 1;
+            if sh.opts.forkjoin {
+                snet_forkjoin::coop::yield_now();
+            }
+            if spins < 64 {
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
+        }
+        // Release: pairs with the Acquire CAS above (the next waiter's).
+        sh.relief_waiter.store(false, Ordering::Release);
+        long(ent)
     }
 
     /// True if `leaf` is a box whose call is in progress on this worker's stack.
