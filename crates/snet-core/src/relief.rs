@@ -17,6 +17,11 @@
 /// Records queued by one box call (or one walk) between two reliefs.
 pub const RELIEF_EVERY: usize = 256;
 
+/// Records in flight in the whole run above which a relief (in an engine with several
+/// workers) also waits for a destination another worker owns whose stream is short:
+/// records that wait in a deterministic collector for one held up there count too.
+pub const IN_FLIGHT_HIGH: i64 = 4 * RELIEF_EVERY as i64;
+
 /// Nested reliefs at most (a relief runs boxes, whose calls may need relief too).
 pub const MAX_NEST: u32 = 8;
 

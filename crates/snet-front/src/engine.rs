@@ -57,6 +57,11 @@ pub(crate) struct Slot {
     /// The order-restoring collector of a box with concurrency limit > 1 (seed 003
     /// §4.7); `None` for limit 1.
     pub(crate) order: Option<Mutex<Order>>,
+    /// The relief epoch of the worker that last listed this entity among the
+    /// destinations of a call (`worker`, "Bounded box outputs"); a hint that only saves
+    /// listing it twice (relaxed: a stale value costs a duplicate, never a miss of the
+    /// own epoch, which only this worker writes).
+    pub(crate) relief_mark: AtomicU64,
 }
 
 /// The per-box collector of concurrent invocations: the outputs of invocation `seq`
@@ -108,6 +113,7 @@ impl Shared<'_> {
                 ent: Entity::with_limit(limit),
                 depth,
                 order: (limit > 1).then(|| Mutex::new(Order::default())),
+                relief_mark: AtomicU64::new(0),
             }
         })
     }

@@ -79,9 +79,6 @@ const FJ_SPIN_ROUNDS: u32 = 256;
 /// often.
 const FJ_PARK: Duration = Duration::from_millis(2);
 
-/// Streams tracked per call for relief (more destinations are not relieved).
-const MAX_DESTS: usize = 4;
-
 /// What a worker hands back at the end of the run.
 #[derive(Debug)]
 pub(crate) struct Report {
@@ -106,13 +103,19 @@ pub(crate) struct Worker<'s, 'a> {
     /// Records pushed into streams by the current box call (or walk) since its start or
     /// the last relief.
     burst: usize,
-    /// The streams those records went to (at most `MAX_DESTS`).
+    /// The streams those records went to (each listed once per epoch, through
+    /// `Slot::relief_mark`; a duplicate is harmless).
     dests: Vec<Arc<Inst>>,
-    /// The box leaf whose call this worker is running, if any (innermost).
-    running: Option<Arc<Inst>>,
-    /// Box leaves whose calls are in progress further out on this worker's stack
-    /// (interrupted by reliefs): owned by this worker, never to be waited for.
-    outer: Vec<Arc<Inst>>,
+    /// This worker's relief epoch: a new one at every call and after every relief,
+    /// unique across workers (the worker's number in the top bits).
+    epoch: u64,
+    /// The address of the box leaf whose call this worker is running (innermost), or 0
+    /// (an address: no reference count to update at every call).
+    running: usize,
+    /// Addresses of the box leaves whose calls are in progress further out on this
+    /// worker's stack (interrupted by reliefs): owned by this worker, never to be waited
+    /// for.
+    outer: Vec<usize>,
     /// The stack address at the start of the worker loop (`relief::may_nest`).
     stack_base: usize,
     victim: usize,
@@ -131,7 +134,8 @@ impl<'s, 'a> Worker<'s, 'a> {
             depth: 0,
             burst: 0,
             dests: Vec::new(),
-            running: None,
+            epoch: (id as u64 + 1) << 40,
+            running: 0,
             outer: Vec::new(),
             stack_base: 0,
             victim: id,
@@ -176,9 +180,9 @@ impl<'s, 'a> Worker<'s, 'a> {
             // generator would go on filling its streams until its call returns).
             return;
         }
-        let new_dest =
-            self.dests.len() < MAX_DESTS && !self.dests.iter().any(|d| Arc::ptr_eq(d, &leaf));
-        if new_dest {
+        let mark = &self.sh.slot(&leaf, self.depth + 1).relief_mark;
+        if mark.load(Ordering::Relaxed) != self.epoch {
+            mark.store(self.epoch, Ordering::Relaxed);
             self.dests.push(leaf.clone());
         }
         self.enqueue(leaf, job);
@@ -202,13 +206,12 @@ impl<'s, 'a> Worker<'s, 'a> {
             self.enqueue(l, Job::Data(t));
         }
         let dests = std::mem::take(&mut self.dests);
+        self.epoch += 1;
         let depth = self.depth;
         debug_assert!(self.next_job.is_none(), "no job is pending during a call");
-        let running = self.running.take();
-        let pushed = running.is_some();
-        if let Some(r) = running {
-            self.outer.push(r);
-        }
+        // (Pushed even if 0, outside any call: `outer.len()` is the nesting level.)
+        let running = std::mem::take(&mut self.running);
+        self.outer.push(running);
         for d in &dests {
             let s = sh.slot(d, 0);
             if s.ent.limit() > 1 || self.owns_outer(d) {
@@ -233,16 +236,20 @@ impl<'s, 'a> Worker<'s, 'a> {
                 }
             }
         }
-        if pushed {
-            self.running = self.outer.pop();
-        }
+        self.outer.pop();
+        self.running = running;
         self.depth = depth;
+        // Everything listed was relieved (or left to its owner): list afresh.
         self.dests = dests;
+        self.dests.clear();
+        self.epoch += 1;
         self.burst = 0;
     }
 
-    /// Waits while another worker owns `ent` and its stream is long (the box whose call
-    /// is being relieved blocks, as with a bounded stream). Only one worker waits at a
+    /// Waits while another worker owns `ent`, if its stream is long or the run has many
+    /// records in flight (the box whose call is being relieved blocks, as with a bounded
+    /// stream; a record held up at `ent` may hold many more in a deterministic
+    /// collector). Only one worker waits at a
     /// time: the owner is then not waiting, so it ends its unit (or relieves, or
     /// buffers) and the wait ends. With fork-join, the owner may wait at a join for a
     /// fiber of this pool worker: the wait yields to ready fibers (`coop::yield_now`)
@@ -250,8 +257,9 @@ impl<'s, 'a> Worker<'s, 'a> {
     /// should try to own it again.
     fn wait_for_owner(&self, ent: &crate::entity::Entity<Job>) -> bool {
         let sh = self.sh;
-        let long = |e: &crate::entity::Entity<Job>| e.len() >= relief::RELIEF_EVERY;
-        if !long(ent) {
+        let worth = ent.len() >= relief::RELIEF_EVERY
+            || (!ent.is_empty() && sh.w.counters.in_flight() > relief::IN_FLIGHT_HIGH);
+        if !worth {
             return false;
         }
         // Acquire: pairs with the Release store below (the previous waiter's).
@@ -263,7 +271,7 @@ impl<'s, 'a> Worker<'s, 'a> {
             return false;
         }
         let mut spins = 0u32;
-        while ent.is_owned() && long(ent) && !sh.stop.load(Ordering::Relaxed) {
+        while ent.is_owned() && !ent.is_empty() && !sh.stop.load(Ordering::Relaxed) {
             spins += 1;
             if sh.opts.forkjoin {
                 snet_forkjoin::coop::yield_now();
@@ -276,12 +284,13 @@ impl<'s, 'a> Worker<'s, 'a> {
         }
         // Release: pairs with the Acquire CAS above (the next waiter's).
         sh.relief_waiter.store(false, Ordering::Release);
-        long(ent)
+        !ent.is_empty()
     }
 
     /// True if `leaf` is a box whose call is in progress on this worker's stack.
     fn owns_outer(&self, leaf: &Arc<Inst>) -> bool {
-        self.outer.iter().any(|o| Arc::ptr_eq(o, leaf))
+        let a = Arc::as_ptr(leaf) as usize;
+        self.outer.iter().any(|&o| o == a)
     }
 
     /// Pushes `job` into `leaf`'s stream with a licence in this worker's list.
@@ -388,9 +397,10 @@ impl<'s, 'a> Worker<'s, 'a> {
             };
             self.burst = 0;
             self.dests.clear();
-            self.running = Some(leaf.clone());
+            self.epoch += 1;
+            self.running = Arc::as_ptr(&leaf) as usize;
             let r = sh.w.run_box(&leaf, input, ctx, &mut |st| self.on_step(st));
-            self.running = None;
+            self.running = 0;
             if let (Some(t), Some(start)) = (self.tracer.as_mut(), start) {
                 let name = &sh.w.net.node(leaf.node).name;
                 t.record(EventKind::Box, name, start);
@@ -531,6 +541,7 @@ impl<'s, 'a> Worker<'s, 'a> {
         self.depth = 0;
         self.burst = 0;
         self.dests.clear();
+        self.epoch += 1;
         let root = sh.root.clone();
         let r = sh.w.walk(Pos::Enter(root), Token::new(rec), &mut |st| {
             self.on_step(st)

@@ -211,6 +211,22 @@ fn a_generator_inside_det_star_and_det_split_keeps_order_and_few_records() {
 }
 
 #[test]
+fn a_generator_fanning_out_to_many_split_replicas_keeps_few_records_in_flight() {
+    // 100 replicas of `id` (`!!`, deterministic: the output stays in stream order):
+    // relief must find every stream the call pushed into, not only the first few.
+    let p = program(
+        "genfan",
+        "net genfan { box gen((<n>) -> (<i>)); box id((<i>) -> (<i>)); }
+         connect gen .. [{<i>} -> {<i>, <r = i % 100>}] .. (id !! <r>);",
+    );
+    let want: Vec<(Option<i32>, Option<i32>)> = (0..N).map(|i| (Some(i), Some(i % 100))).collect();
+    check_all(&p, &[n(N)], BOUND, &|name, out| {
+        let got: Vec<_> = out.iter().map(|r| (tag(r, "i"), tag(r, "r"))).collect();
+        assert_eq!(got, want, "{name}: `!!` order");
+    });
+}
+
+#[test]
 fn a_generator_in_a_feedback_loop_queues_the_records_that_come_back_to_it() {
     // Every 1000th output of `regen` is {<n>=2}: it goes back round the loop to `regen`
     // itself, busy in the big call: it must wait in its stream (not re-enter it, not
