@@ -290,7 +290,7 @@ impl<'s, 'a> Worker<'s, 'a> {
     /// True if `leaf` is a box whose call is in progress on this worker's stack.
     fn owns_outer(&self, leaf: &Arc<Inst>) -> bool {
         let a = Arc::as_ptr(leaf) as usize;
-        self.outer.iter().any(|&o| o == a)
+        self.outer.contains(&a)
     }
 
     /// Pushes `job` into `leaf`'s stream with a licence in this worker's list.
