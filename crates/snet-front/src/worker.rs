@@ -49,10 +49,11 @@
 //! each as a unit (`run_unit`, nested), walking its outputs onward as usual. Jobs leave
 //! each stream in order and each entity still runs one call at a time, so stream order
 //! and the deterministic collectors' order are kept; the jobs' licences become stale.
-//! A destination owned by another worker whose stream is long is waited for, as a box
-//! blocks on a full stream in the engines with bounded streams: by one worker at a time
-//! (`Shared::relief_waiter`), so that waits cannot form a cycle; otherwise it is left
-//! to its owner.
+//! A destination owned by another worker is waited for if its stream is long or the run
+//! has many records in flight (`relief::IN_FLIGHT_HIGH`; a record held up there may
+//! hold later ones in a deterministic collector), as a box blocks on a full stream in
+//! the engines with bounded streams: by one worker at a time (`Shared::relief_waiter`),
+//! so that waits cannot form a cycle; otherwise it is left to its owner.
 //! Relief nests at most `MAX_NEST` levels and within `STACK_BUDGET` of stack; beyond
 //! that (and for boxes with a concurrency limit above 1, whose outputs wait in their
 //! order collector anyway) outputs are buffered as before.
