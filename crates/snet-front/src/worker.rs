@@ -174,7 +174,19 @@ impl<'s, 'a> Worker<'s, 'a> {
         }
     }
 
+    /// Starts counting for relief afresh (a new box call or input walk). Nothing to do
+    /// unless the last one pushed records (`dests` is empty while `burst` is 0).
+    #[inline]
+    fn new_call(&mut self) {
+        if self.burst != 0 {
+            self.burst = 0;
+            self.dests.clear();
+            self.epoch += 1;
+        }
+    }
+
     /// Pushes a job a walk ended with into its stream, counting it for relief.
+    #[inline(never)]
     fn push_out(&mut self, leaf: Arc<Inst>, job: Job) {
         if self.sh.stop.load(Ordering::Relaxed) {
             // The run is failing: queued jobs would only be dropped at the end (and a
@@ -198,10 +210,14 @@ impl<'s, 'a> Worker<'s, 'a> {
     #[cold]
     fn relieve(&mut self) {
         let sh = self.sh;
-        self.burst = 0;
         if !relief::may_nest(self.outer.len() as u32, self.stack_base) {
+            // Too deep: buffer; count the next `RELIEF_EVERY` afresh.
+            self.burst = 0;
+            self.dests.clear();
+            self.epoch += 1;
             return;
         }
+        self.burst = 0;
         // Delivered first: it was emitted before everything still to come.
         if let (Some(l), Some(t)) = (self.held_leaf.take(), self.held_tok.take()) {
             self.enqueue(l, Job::Data(t));
@@ -396,9 +412,7 @@ impl<'s, 'a> Worker<'s, 'a> {
                     None => unreachable!("run_unit without a job"),
                 },
             };
-            self.burst = 0;
-            self.dests.clear();
-            self.epoch += 1;
+            self.new_call();
             self.running = Arc::as_ptr(&leaf) as usize;
             let r = sh.w.run_box(&leaf, input, ctx, &mut |st| self.on_step(st));
             self.running = 0;
@@ -540,9 +554,7 @@ impl<'s, 'a> Worker<'s, 'a> {
         sh.w.counters.input();
         sh.term.add();
         self.depth = 0;
-        self.burst = 0;
-        self.dests.clear();
-        self.epoch += 1;
+        self.new_call();
         let root = sh.root.clone();
         let r = sh.w.walk(Pos::Enter(root), Token::new(rec), &mut |st| {
             self.on_step(st)
