@@ -1,5 +1,9 @@
 //! The `seq` reference engine: one thread, one FIFO queue of pending box invocations.
 //! It is the executable meaning of the spec and the oracle of the agreement tests.
+//!
+//! A box call that queues many records runs the queue from inside its emit path
+//! (`Seq::relieve`, `crate::relief`), so memory does not grow with the records one call
+//! emits; every box still sees its stream in order, one call at a time.
 
 use crate::boxes::BoxTable;
 use crate::det::Token;
@@ -52,10 +56,13 @@ impl Engine for SeqEngine {
                 break;
             };
             w.counters.input();
-            w.walk(Pos::Enter(root.clone()), Token::new(rec), &mut |s| {
+            st.burst = 0;
+            let r = w.walk(Pos::Enter(root.clone()), Token::new(rec), &mut |s| {
                 st.on_step(s)
-            })?;
+            });
+            // A box a relief ran failed first.
             st.check()?;
+            r?;
         }
         if let Some(e) = st.out_err.take() {
             return Err(e);

@@ -110,9 +110,6 @@ pub(crate) struct Worker<'s, 'a> {
     /// This worker's relief epoch: a new one at every call and after every relief,
     /// unique across workers (the worker's number in the top bits).
     epoch: u64,
-    /// The address of the box leaf whose call this worker is running (innermost), or 0
-    /// (an address: no reference count to update at every call).
-    running: usize,
     /// Addresses of the box leaves whose calls are in progress further out on this
     /// worker's stack (interrupted by reliefs): owned by this worker, never to be waited
     /// for.
@@ -136,7 +133,6 @@ impl<'s, 'a> Worker<'s, 'a> {
             burst: 0,
             dests: Vec::new(),
             epoch: (id as u64 + 1) << 40,
-            running: 0,
             outer: Vec::new(),
             stack_base: 0,
             victim: id,
@@ -152,23 +148,26 @@ impl<'s, 'a> Worker<'s, 'a> {
         }
     }
 
-    /// Handles one step of a walk (the sink of `Walker::walk` / `run_box`).
-    fn on_step(&mut self, s: Step) {
+    /// Handles one step of a walk (the sink of `Walker::walk` / `run_box`); `cur` is the
+    /// address of the box leaf whose call the walk belongs to, or 0 (an input walk).
+    /// (An address, passed along: no reference count to update and nothing to store at
+    /// every call.)
+    fn on_step(&mut self, s: Step, cur: usize) {
         match s {
             Step::Box(leaf, tok) => {
                 if let (Some(l), Some(t)) = (self.held_leaf.take(), self.held_tok.take()) {
-                    self.push_out(l, Job::Data(t));
+                    self.push_out(l, Job::Data(t), cur);
                 }
                 self.held_leaf = Some(leaf);
                 self.held_tok = Some(tok);
             }
-            Step::Init(c) => self.push_out(c.leaf, Job::Init(c.ctx)),
+            Step::Init(c) => self.push_out(c.leaf, Job::Init(c.ctx), cur),
             Step::Output(tok) => self.output(tok),
             // A record taken out of a collector must reach its next entity before the
             // next one is taken out, possibly by another worker after this drain ends.
             Step::Flush => {
                 if let (Some(l), Some(t)) = (self.held_leaf.take(), self.held_tok.take()) {
-                    self.push_out(l, Job::Data(t));
+                    self.push_out(l, Job::Data(t), cur);
                 }
             }
         }
@@ -179,15 +178,22 @@ impl<'s, 'a> Worker<'s, 'a> {
     #[inline]
     fn new_call(&mut self) {
         if self.burst != 0 {
-            self.burst = 0;
-            self.dests.clear();
-            self.epoch += 1;
+            self.reset_burst();
         }
+    }
+
+    /// Starts counting for relief afresh (kept out of line: `run_unit` is hot).
+    #[cold]
+    #[inline(never)]
+    fn reset_burst(&mut self) {
+        self.burst = 0;
+        self.dests.clear();
+        self.epoch += 1;
     }
 
     /// Pushes a job a walk ended with into its stream, counting it for relief.
     #[inline(never)]
-    fn push_out(&mut self, leaf: Arc<Inst>, job: Job) {
+    fn push_out(&mut self, leaf: Arc<Inst>, job: Job, cur: usize) {
         if self.sh.stop.load(Ordering::Relaxed) {
             // The run is failing: queued jobs would only be dropped at the end (and a
             // generator would go on filling its streams until its call returns).
@@ -201,20 +207,18 @@ impl<'s, 'a> Worker<'s, 'a> {
         self.enqueue(leaf, job);
         self.burst += 1;
         if self.burst >= relief::RELIEF_EVERY {
-            self.relieve();
+            self.relieve(cur);
         }
     }
 
-    /// Runs the jobs queued in the streams the current call pushed into, nested (see
-    /// the module doc, "Bounded box outputs").
+    /// Runs the jobs queued in the streams the current call (of the box leaf at address
+    /// `cur`, or 0) pushed into, nested (see the module doc, "Bounded box outputs").
     #[cold]
-    fn relieve(&mut self) {
+    fn relieve(&mut self, cur: usize) {
         let sh = self.sh;
         if !relief::may_nest(self.outer.len() as u32, self.stack_base) {
             // Too deep: buffer; count the next `RELIEF_EVERY` afresh.
-            self.burst = 0;
-            self.dests.clear();
-            self.epoch += 1;
+            self.reset_burst();
             return;
         }
         self.burst = 0;
@@ -227,8 +231,7 @@ impl<'s, 'a> Worker<'s, 'a> {
         let depth = self.depth;
         debug_assert!(self.next_job.is_none(), "no job is pending during a call");
         // (Pushed even if 0, outside any call: `outer.len()` is the nesting level.)
-        let running = std::mem::take(&mut self.running);
-        self.outer.push(running);
+        self.outer.push(cur);
         for d in &dests {
             let s = sh.slot(d, 0);
             if s.ent.limit() > 1 || self.owns_outer(d) {
@@ -254,7 +257,6 @@ impl<'s, 'a> Worker<'s, 'a> {
             }
         }
         self.outer.pop();
-        self.running = running;
         self.depth = depth;
         // Everything listed was relieved (or left to its owner): list afresh.
         self.dests = dests;
@@ -413,9 +415,9 @@ impl<'s, 'a> Worker<'s, 'a> {
                 },
             };
             self.new_call();
-            self.running = Arc::as_ptr(&leaf) as usize;
-            let r = sh.w.run_box(&leaf, input, ctx, &mut |st| self.on_step(st));
-            self.running = 0;
+            let cur = Arc::as_ptr(&leaf) as usize;
+            let r =
+                sh.w.run_box(&leaf, input, ctx, &mut |st| self.on_step(st, cur));
             if let (Some(t), Some(start)) = (self.tracer.as_mut(), start) {
                 let name = &sh.w.net.node(leaf.node).name;
                 t.record(EventKind::Box, name, start);
@@ -557,7 +559,7 @@ impl<'s, 'a> Worker<'s, 'a> {
         self.new_call();
         let root = sh.root.clone();
         let r = sh.w.walk(Pos::Enter(root), Token::new(rec), &mut |st| {
-            self.on_step(st)
+            self.on_step(st, 0)
         });
         if let Err(e) = r {
             self.held_leaf = None;
