@@ -268,12 +268,11 @@ impl<'s, 'a> Worker<'s, 'a> {
     /// Waits while another worker owns `ent`, if its stream is long or the run has many
     /// records in flight (the box whose call is being relieved blocks, as with a bounded
     /// stream; a record held up at `ent` may hold many more in a deterministic
-    /// collector). Only one worker waits at a
-    /// time: the owner is then not waiting, so it ends its unit (or relieves, or
-    /// buffers) and the wait ends. With fork-join, the owner may wait at a join for a
-    /// fiber of this pool worker: the wait yields to ready fibers (`coop::yield_now`)
-    /// at every round, as the worker loop does between units. True if the caller
-    /// should try to own it again.
+    /// collector). Only one worker waits at a time: the owner is then not waiting, so
+    /// it ends its unit (or relieves, or buffers) and the wait ends. With fork-join, the
+    /// owner may wait at a join for a fiber of this pool worker: the wait yields to
+    /// ready fibers (`coop::yield_now`) at every round, as the worker loop does between
+    /// units. True if the caller should try to own it again.
     fn wait_for_owner(&self, ent: &crate::entity::Entity<Job>) -> bool {
         let sh = self.sh;
         let worth = ent.len() >= relief::RELIEF_EVERY
