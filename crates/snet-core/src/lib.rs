@@ -21,6 +21,7 @@ pub mod label;
 pub mod net;
 pub mod pattern;
 pub mod record;
+pub mod relief;
 pub mod seq;
 pub mod sync_cell;
 pub mod tagexpr;

@@ -1,14 +1,19 @@
 //! The `seq` reference engine: one thread, one FIFO queue of pending box invocations.
 //! It is the executable meaning of the spec and the oracle of the agreement tests.
+//!
+//! A box call that queues many records runs the queue from inside its emit path
+//! (`Seq::relieve`, `crate::relief`), so memory does not grow with the records one call
+//! emits; every box still sees its stream in order, one call at a time.
 
 use crate::boxes::BoxTable;
 use crate::det::Token;
 use crate::engine::{Engine, RecordSink, RecordSource, RunOptions, RunStats};
 use crate::error::RunError;
 use crate::net::Net;
+use crate::relief;
 use crate::walk::{Pos, Step, Walker};
-use std::cell::RefCell;
 use std::collections::VecDeque;
+use std::sync::Arc;
 use std::time::Instant;
 
 /// The single-threaded reference engine.
@@ -30,43 +35,36 @@ impl Engine for SeqEngine {
     ) -> Result<RunStats, RunError> {
         let start = Instant::now();
         let w = Walker::new(net, boxes)?;
-        // Pending box and initialiser steps, queued as they are (re-wrapping each in a
-        // job type of its own cost a copy of the record per firing).
-        let queue: RefCell<VecDeque<Step>> = RefCell::new(VecDeque::new());
-        let mut out_err: Option<RunError> = None;
-        let mut sink = |s: Step| match s {
-            Step::Box(..) | Step::Init(_) => queue.borrow_mut().push_back(s),
-            Step::Flush => {}
-            Step::Output(t) => {
-                w.counters.output();
-                if out_err.is_none() {
-                    if let Err(e) = output.write_record(t.rec) {
-                        out_err = Some(e);
-                    }
-                }
-            }
+        let mut st = Seq {
+            w: &w,
+            queue: VecDeque::new(),
+            output,
+            out_err: None,
+            failed: None,
+            burst: 0,
+            busy: Vec::new(),
+            nest: 0,
+            stack_base: relief::stack_addr(),
         };
-        let root = w.create_root(&mut sink);
+        let root = w.create_root(&mut |s| st.on_step(s));
         // Run all pending box work after every input record (FIFO).
         loop {
-            loop {
-                let job = queue.borrow_mut().pop_front();
-                match job {
-                    None => break,
-                    Some(Step::Box(leaf, tok)) => {
-                        w.run_box(&leaf, Some(tok.rec), tok.ctx, &mut sink)?
-                    }
-                    Some(Step::Init(c)) => w.run_box(&c.leaf, None, c.ctx, &mut sink)?,
-                    Some(Step::Output(_) | Step::Flush) => unreachable!("never queued"),
-                }
+            while let Some(job) = st.queue.pop_front() {
+                st.run_job(job)?;
             }
             let Some(rec) = input.next_record()? else {
                 break;
             };
             w.counters.input();
-            w.walk(Pos::Enter(root.clone()), Token::new(rec), &mut sink)?;
+            st.burst = 0;
+            let r = w.walk(Pos::Enter(root.clone()), Token::new(rec), &mut |s| {
+                st.on_step(s)
+            });
+            // A box a relief ran failed first.
+            st.check()?;
+            r?;
         }
-        if let Some(e) = out_err.take() {
+        if let Some(e) = st.out_err.take() {
             return Err(e);
         }
         let discarded = w.discard_stored(&root);
@@ -74,5 +72,114 @@ impl Engine for SeqEngine {
         stats.discarded_in_sync = discarded as u64;
         stats.wall = start.elapsed();
         Ok(stats)
+    }
+}
+
+/// The state of one run: the FIFO of pending box and initialiser steps (queued as they
+/// are: re-wrapping each in a job type of its own cost a copy of the record per
+/// firing) and what bounded box outputs need (`relief`).
+struct Seq<'w, 'a, 'o> {
+    w: &'w Walker<'a>,
+    queue: VecDeque<Step>,
+    output: &'o mut dyn RecordSink,
+    out_err: Option<RunError>,
+    /// The first error of a box run by a relief (the walk that relieved cannot
+    /// return it); the run stops with it.
+    failed: Option<RunError>,
+    /// Steps queued by the current call (or walk) since its start or the last relief.
+    burst: usize,
+    /// The box leaves whose calls are in progress (innermost last), by address.
+    busy: Vec<usize>,
+    /// Reliefs in progress.
+    nest: u32,
+    stack_base: usize,
+}
+
+impl Seq<'_, '_, '_> {
+    fn on_step(&mut self, s: Step) {
+        match s {
+            Step::Box(..) | Step::Init(_) => {
+                if self.failed.is_some() {
+                    return;
+                }
+                self.queue.push_back(s);
+                self.burst += 1;
+                if self.burst >= relief::RELIEF_EVERY {
+                    self.relieve();
+                }
+            }
+            Step::Flush => {}
+            Step::Output(t) => {
+                self.w.counters.output();
+                if self.out_err.is_none() {
+                    if let Err(e) = self.output.write_record(t.rec) {
+                        self.out_err = Some(e);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Runs one queued box or initialiser step.
+    fn run_job(&mut self, job: Step) -> Result<(), RunError> {
+        let w = self.w;
+        let (leaf, input, ctx) = match job {
+            Step::Box(leaf, tok) => (leaf, Some(tok.rec), tok.ctx),
+            Step::Init(c) => (c.leaf, None, c.ctx),
+            Step::Output(_) | Step::Flush => unreachable!("never queued"),
+        };
+        self.busy.push(Arc::as_ptr(&leaf) as usize);
+        let burst = std::mem::replace(&mut self.burst, 0);
+        let r = w.run_box(&leaf, input, ctx, &mut |s| self.on_step(s));
+        self.burst = burst;
+        self.busy.pop();
+        // A box a relief ran failed first.
+        self.check()?;
+        r
+    }
+
+    /// The error of a box a relief ran, if any.
+    fn check(&mut self) -> Result<(), RunError> {
+        match self.failed.take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// Runs queued jobs from inside the current call's emit path, oldest first, until
+    /// the queue is empty (see `relief`). Jobs of boxes whose calls are in progress are
+    /// set aside in order and put back at the front afterwards: every job of such a box
+    /// is set aside, and the others run in queue order, so each box's stream order is
+    /// kept.
+    #[cold]
+    fn relieve(&mut self) {
+        self.burst = 0;
+        if !relief::may_nest(self.nest, self.stack_base) {
+            return;
+        }
+        self.nest += 1;
+        let mut aside: VecDeque<Step> = VecDeque::new();
+        while self.failed.is_none() {
+            let Some(job) = self.queue.pop_front() else {
+                break;
+            };
+            let leaf = match &job {
+                Step::Box(l, _) => l,
+                Step::Init(c) => &c.leaf,
+                Step::Output(_) | Step::Flush => unreachable!("never queued"),
+            };
+            if self.busy.contains(&(Arc::as_ptr(leaf) as usize)) {
+                aside.push_back(job);
+                continue;
+            }
+            if let Err(e) = self.run_job(job) {
+                self.failed.get_or_insert(e);
+            }
+        }
+        while let Some(job) = aside.pop_back() {
+            self.queue.push_front(job);
+        }
+        self.nest -= 1;
+        self.burst = 0;
     }
 }

@@ -57,6 +57,11 @@ pub(crate) struct Slot {
     /// The order-restoring collector of a box with concurrency limit > 1 (seed 003
     /// §4.7); `None` for limit 1.
     pub(crate) order: Option<Mutex<Order>>,
+    /// The relief epoch of the worker that last listed this entity among the
+    /// destinations of a call (`worker`, "Bounded box outputs"); a hint that only saves
+    /// listing it twice (relaxed: a stale value costs a duplicate, never a miss of the
+    /// own epoch, which only this worker writes).
+    pub(crate) relief_mark: AtomicU64,
 }
 
 /// The per-box collector of concurrent invocations: the outputs of invocation `seq`
@@ -89,6 +94,10 @@ pub(crate) struct Shared<'a> {
     /// Box leaves with a concurrency limit above 1 (their collectors are emptied when a
     /// run fails, so that buffered records free the instance tree).
     pub(crate) concurrent: Mutex<Vec<std::sync::Weak<Inst>>>,
+    /// Set while a worker waits in a relief for a destination another worker owns
+    /// (`worker`, "Bounded box outputs"): one waiter at a time, so waits never form a
+    /// cycle.
+    pub(crate) relief_waiter: AtomicBool,
 }
 
 impl Shared<'_> {
@@ -104,6 +113,7 @@ impl Shared<'_> {
                 ent: Entity::with_limit(limit),
                 depth,
                 order: (limit > 1).then(|| Mutex::new(Order::default())),
+                relief_mark: AtomicU64::new(0),
             }
         })
     }
@@ -261,6 +271,7 @@ impl Engine for FrontEngine {
                 .map(|b| self.options.box_concurrency.limit(&b.name))
                 .collect(),
             concurrent: Mutex::new(Vec::new()),
+            relief_waiter: AtomicBool::new(false),
         };
         let mut w0 = Worker::new(&sh, 0);
         for c in inits {

@@ -140,6 +140,12 @@ impl<J> Entity<J> {
         self.len.load(Ordering::Acquire) == 0
     }
 
+    /// Jobs queued (a snapshot).
+    #[inline]
+    pub(crate) fn len(&self) -> usize {
+        self.len.load(Ordering::Acquire)
+    }
+
     /// Takes the oldest job (step 2). Only an owner calls this.
     #[cfg(any(test, loom))]
     pub(crate) fn pop(&self) -> Option<J> {

@@ -38,6 +38,25 @@
 //! Records taken out of a collector (deterministic combinators) are never held back:
 //! the walker sends `Step::Flush` before it takes the next one or ends the drain, as
 //! another worker may drain the next ones and deliver them first.
+//!
+//! # Bounded box outputs (`snet_core::relief`)
+//!
+//! Every record a box call (or a walk) pushes into a stream is counted; after
+//! `RELIEF_EVERY` of them the worker *relieves* the streams it pushed into, from inside
+//! the emit path: it delivers the held record, then, for each destination it can own
+//! (not one it owns further out on its own stack: the running box itself, or a box whose
+//! call a relief further out interrupted), it takes the queued jobs one by one and runs
+//! each as a unit (`run_unit`, nested), walking its outputs onward as usual. Jobs leave
+//! each stream in order and each entity still runs one call at a time, so stream order
+//! and the deterministic collectors' order are kept; the jobs' licences become stale.
+//! A destination owned by another worker is waited for if its stream is long or the run
+//! has many records in flight (`relief::IN_FLIGHT_HIGH`; a record held up there may
+//! hold later ones in a deterministic collector), as a box blocks on a full stream in
+//! the engines with bounded streams: by one worker at a time (`Shared::relief_waiter`),
+//! so that waits cannot form a cycle; otherwise it is left to its owner.
+//! Relief nests at most `MAX_NEST` levels and within `STACK_BUDGET` of stack; beyond
+//! that (and for boxes with a concurrency limit above 1, whose outputs wait in their
+//! order collector anyway) outputs are buffered as before.
 
 use crate::engine::{Job, Shared};
 use crate::sync::lock;
@@ -45,6 +64,7 @@ use crate::trace::{EventKind, Tracer};
 use crate::worklist::Key;
 use snet_core::det::Token;
 use snet_core::inst::Inst;
+use snet_core::relief;
 use snet_core::walk::{Pos, Step};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -81,6 +101,21 @@ pub(crate) struct Worker<'s, 'a> {
     next_job: Option<Job>,
     /// Depth of the entity being run (0 while walking an input record).
     depth: u32,
+    /// Records pushed into streams by the current box call (or walk) since its start or
+    /// the last relief.
+    burst: usize,
+    /// The streams those records went to (each listed once per epoch, through
+    /// `Slot::relief_mark`; a duplicate is harmless).
+    dests: Vec<Arc<Inst>>,
+    /// This worker's relief epoch: a new one at every call and after every relief,
+    /// unique across workers (the worker's number in the top bits).
+    epoch: u64,
+    /// Addresses of the box leaves whose calls are in progress further out on this
+    /// worker's stack (interrupted by reliefs): owned by this worker, never to be waited
+    /// for.
+    outer: Vec<usize>,
+    /// The stack address at the start of the worker loop (`relief::may_nest`).
+    stack_base: usize,
     victim: usize,
     idle: Duration,
     tracer: Option<Tracer>,
@@ -95,6 +130,11 @@ impl<'s, 'a> Worker<'s, 'a> {
             held_tok: None,
             next_job: None,
             depth: 0,
+            burst: 0,
+            dests: Vec::new(),
+            epoch: (id as u64 + 1) << 40,
+            outer: Vec::new(),
+            stack_base: 0,
             victim: id,
             idle: Duration::ZERO,
             tracer: sh.opts.trace.as_ref().map(|_| Tracer::new(sh.epoch)),
@@ -108,26 +148,167 @@ impl<'s, 'a> Worker<'s, 'a> {
         }
     }
 
-    /// Handles one step of a walk (the sink of `Walker::walk` / `run_box`).
-    fn on_step(&mut self, s: Step) {
+    /// Handles one step of a walk (the sink of `Walker::walk` / `run_box`); `cur` is the
+    /// address of the box leaf whose call the walk belongs to, or 0 (an input walk).
+    /// (An address, passed along: no reference count to update and nothing to store at
+    /// every call.)
+    fn on_step(&mut self, s: Step, cur: usize) {
         match s {
             Step::Box(leaf, tok) => {
                 if let (Some(l), Some(t)) = (self.held_leaf.take(), self.held_tok.take()) {
-                    self.enqueue(l, Job::Data(t));
+                    self.push_out(l, Job::Data(t), cur);
                 }
                 self.held_leaf = Some(leaf);
                 self.held_tok = Some(tok);
             }
-            Step::Init(c) => self.enqueue(c.leaf, Job::Init(c.ctx)),
+            Step::Init(c) => self.push_out(c.leaf, Job::Init(c.ctx), cur),
             Step::Output(tok) => self.output(tok),
             // A record taken out of a collector must reach its next entity before the
             // next one is taken out, possibly by another worker after this drain ends.
             Step::Flush => {
                 if let (Some(l), Some(t)) = (self.held_leaf.take(), self.held_tok.take()) {
-                    self.enqueue(l, Job::Data(t));
+                    self.push_out(l, Job::Data(t), cur);
                 }
             }
         }
+    }
+
+    /// Starts counting for relief afresh (a new box call or input walk). Nothing to do
+    /// unless the last one pushed records (`dests` is empty while `burst` is 0).
+    #[inline]
+    fn new_call(&mut self) {
+        if self.burst != 0 {
+            self.reset_burst();
+        }
+    }
+
+    /// Starts counting for relief afresh (kept out of line: `run_unit` is hot).
+    #[cold]
+    #[inline(never)]
+    fn reset_burst(&mut self) {
+        self.burst = 0;
+        self.dests.clear();
+        self.epoch += 1;
+    }
+
+    /// Pushes a job a walk ended with into its stream, counting it for relief.
+    #[inline(never)]
+    fn push_out(&mut self, leaf: Arc<Inst>, job: Job, cur: usize) {
+        if self.sh.stop.load(Ordering::Relaxed) {
+            // The run is failing: queued jobs would only be dropped at the end (and a
+            // generator would go on filling its streams until its call returns).
+            return;
+        }
+        let mark = &self.sh.slot(&leaf, self.depth + 1).relief_mark;
+        if mark.load(Ordering::Relaxed) != self.epoch {
+            mark.store(self.epoch, Ordering::Relaxed);
+            self.dests.push(leaf.clone());
+        }
+        self.enqueue(leaf, job);
+        self.burst += 1;
+        if self.burst >= relief::RELIEF_EVERY {
+            self.relieve(cur);
+        }
+    }
+
+    /// Runs the jobs queued in the streams the current call (of the box leaf at address
+    /// `cur`, or 0) pushed into, nested (see the module doc, "Bounded box outputs").
+    #[cold]
+    fn relieve(&mut self, cur: usize) {
+        let sh = self.sh;
+        if !relief::may_nest(self.outer.len() as u32, self.stack_base) {
+            // Too deep: buffer; count the next `RELIEF_EVERY` afresh.
+            self.reset_burst();
+            return;
+        }
+        self.burst = 0;
+        // Delivered first: it was emitted before everything still to come.
+        if let (Some(l), Some(t)) = (self.held_leaf.take(), self.held_tok.take()) {
+            self.enqueue(l, Job::Data(t));
+        }
+        let dests = std::mem::take(&mut self.dests);
+        self.epoch += 1;
+        let depth = self.depth;
+        debug_assert!(self.next_job.is_none(), "no job is pending during a call");
+        // (Pushed even if 0, outside any call: `outer.len()` is the nesting level.)
+        self.outer.push(cur);
+        for d in &dests {
+            let s = sh.slot(d, 0);
+            if s.ent.limit() > 1 || self.owns_outer(d) {
+                continue;
+            }
+            while !s.ent.is_empty() && !sh.stop.load(Ordering::Relaxed) {
+                if !self.acquire_for_walk(&s.ent) {
+                    if self.wait_for_owner(&s.ent) {
+                        continue;
+                    }
+                    break;
+                }
+                match s.ent.pop_seq() {
+                    Some((job, _)) => {
+                        self.next_job = Some(job);
+                        self.run_unit(d.clone());
+                    }
+                    None => {
+                        release(sh, &s.ent);
+                        break;
+                    }
+                }
+            }
+        }
+        self.outer.pop();
+        self.depth = depth;
+        // Everything listed was relieved (or left to its owner): list afresh.
+        self.dests = dests;
+        self.dests.clear();
+        self.epoch += 1;
+        self.burst = 0;
+    }
+
+    /// Waits while another worker owns `ent`, if its stream is long or the run has many
+    /// records in flight (the box whose call is being relieved blocks, as with a bounded
+    /// stream; a record held up at `ent` may hold many more in a deterministic
+    /// collector). Only one worker waits at a time: the owner is then not waiting, so
+    /// it ends its unit (or relieves, or buffers) and the wait ends. With fork-join, the
+    /// owner may wait at a join for a fiber of this pool worker: the wait yields to
+    /// ready fibers (`coop::yield_now`) at every round, as the worker loop does between
+    /// units. True if the caller should try to own it again.
+    fn wait_for_owner(&self, ent: &crate::entity::Entity<Job>) -> bool {
+        let sh = self.sh;
+        let worth = ent.len() >= relief::RELIEF_EVERY
+            || (!ent.is_empty() && sh.w.counters.in_flight() > relief::IN_FLIGHT_HIGH);
+        if !worth {
+            return false;
+        }
+        // Acquire: pairs with the Release store below (the previous waiter's).
+        if sh
+            .relief_waiter
+            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            return false;
+        }
+        let mut spins = 0u32;
+        while ent.is_owned() && !ent.is_empty() && !sh.stop.load(Ordering::Relaxed) {
+            spins += 1;
+            if sh.opts.forkjoin {
+                snet_forkjoin::coop::yield_now();
+            }
+            if spins < 64 {
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
+        }
+        // Release: pairs with the Acquire CAS above (the next waiter's).
+        sh.relief_waiter.store(false, Ordering::Release);
+        !ent.is_empty()
+    }
+
+    /// True if `leaf` is a box whose call is in progress on this worker's stack.
+    fn owns_outer(&self, leaf: &Arc<Inst>) -> bool {
+        let a = Arc::as_ptr(leaf) as usize;
+        self.outer.contains(&a)
     }
 
     /// Pushes `job` into `leaf`'s stream with a licence in this worker's list.
@@ -175,7 +356,7 @@ impl<'s, 'a> Worker<'s, 'a> {
             return None;
         }
         let owned = cur.is_some_and(|c| Arc::ptr_eq(c, &next)) // a loop back to itself
-            || self.acquire_for_walk(&s.ent);
+            || (!self.owns_outer(&next) && self.acquire_for_walk(&s.ent));
         if owned {
             if s.ent.is_empty() {
                 // The common case: run the held record next, where it is.
@@ -232,7 +413,10 @@ impl<'s, 'a> Worker<'s, 'a> {
                     None => unreachable!("run_unit without a job"),
                 },
             };
-            let r = sh.w.run_box(&leaf, input, ctx, &mut |st| self.on_step(st));
+            self.new_call();
+            let cur = Arc::as_ptr(&leaf) as usize;
+            let r =
+                sh.w.run_box(&leaf, input, ctx, &mut |st| self.on_step(st, cur));
             if let (Some(t), Some(start)) = (self.tracer.as_mut(), start) {
                 let name = &sh.w.net.node(leaf.node).name;
                 t.record(EventKind::Box, name, start);
@@ -371,9 +555,10 @@ impl<'s, 'a> Worker<'s, 'a> {
         sh.w.counters.input();
         sh.term.add();
         self.depth = 0;
+        self.new_call();
         let root = sh.root.clone();
         let r = sh.w.walk(Pos::Enter(root), Token::new(rec), &mut |st| {
-            self.on_step(st)
+            self.on_step(st, 0)
         });
         if let Err(e) = r {
             self.held_leaf = None;
@@ -442,6 +627,7 @@ impl<'s, 'a> Worker<'s, 'a> {
     /// The worker loop.
     pub(crate) fn run(&mut self) {
         let sh = self.sh;
+        self.stack_base = relief::stack_addr();
         sh.sleep.register(self.id);
         let mut rounds: u32 = 0;
         let mut idle_since: Option<Instant> = None;
