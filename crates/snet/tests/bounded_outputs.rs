@@ -47,6 +47,14 @@ fn tags(out: &[Record], name: &str) -> Vec<Option<i32>> {
 }
 
 /// A program from `src` with the generator boxes bound.
+/// Binds `name((<tag>) -> (<out>))` to a box that emits its input tag's value.
+fn bind_forward(p: &mut Program, name: &str, tag: &'static str) {
+    p.bind(name, move |i: &BoxInput<'_>, o: &mut BoxOutput<'_>| {
+        o.emit(1, vec![Arg::tag(i.tag(tag).unwrap_or(-1))])
+    })
+    .unwrap();
+}
+
 fn program(name: &str, src: &str) -> Program {
     let mut p = Program::from_source(&format!("{name}.snet"), src).unwrap();
     let boxes = p.unbound_boxes();
@@ -62,16 +70,10 @@ fn program(name: &str, src: &str) -> Program {
         .unwrap();
     }
     if has("id") {
-        p.bind("id", |i: &BoxInput<'_>, o: &mut BoxOutput<'_>| {
-            o.emit(1, vec![Arg::tag(i.tag("i").unwrap_or(-1))])
-        })
-        .unwrap();
+        bind_forward(&mut p, "id", "i");
     }
     if has("idn") {
-        p.bind("idn", |i: &BoxInput<'_>, o: &mut BoxOutput<'_>| {
-            o.emit(1, vec![Arg::tag(i.tag("n").unwrap_or(-1))])
-        })
-        .unwrap();
+        bind_forward(&mut p, "idn", "n");
     }
     if has("regen") {
         // regen((<n>) -> (<i>) | (<n>)): like gen, and for n >= 1000 also a record
@@ -121,10 +123,7 @@ fn program(name: &str, src: &str) -> Program {
         .unwrap();
     }
     if has("idx") {
-        p.bind("idx", |i: &BoxInput<'_>, o: &mut BoxOutput<'_>| {
-            o.emit(1, vec![Arg::tag(i.tag("x").unwrap_or(-1))])
-        })
-        .unwrap();
+        bind_forward(&mut p, "idx", "x");
     }
     if has("bad") {
         p.bind("bad", |i: &BoxInput<'_>, o: &mut BoxOutput<'_>| {
