@@ -146,6 +146,9 @@ enum Header {
     Terminate(usize),
 }
 
+/// The interface attribute as the canonical start tags spell it.
+const INTERFACE_ATTR: &[u8] = b" interface=\"C4SNet\"";
+
 /// The start tag every writer of the format produces (spec §11.3, and the classic
 /// runtime's output), recognised without parsing its attributes.
 const CANONICAL_RECORD: &[u8] = b"<record xmlns=\"snet-home.org\" type=\"data\" mode=\"textual\"";
@@ -154,14 +157,13 @@ const CANONICAL_RECORD: &[u8] = b"<record xmlns=\"snet-home.org\" type=\"data\" 
 /// ` interface="C4SNet"`, spaces and `>` (this writer puts a space before the `>`),
 /// the index after it and whether it names the interface.
 fn canonical_record(buf: &[u8], start: usize) -> Option<(usize, bool)> {
-    const IFACE: &[u8] = b" interface=\"C4SNet\"";
     let mut i = start + CANONICAL_RECORD.len();
     if !buf.get(start..)?.starts_with(CANONICAL_RECORD) {
         return None;
     }
-    let interface = buf.get(i..)?.starts_with(IFACE);
+    let interface = buf.get(i..)?.starts_with(INTERFACE_ATTR);
     if interface {
-        i += IFACE.len();
+        i += INTERFACE_ATTR.len();
     }
     while *buf.get(i)? == b' ' {
         i += 1;
@@ -190,9 +192,11 @@ fn canonical_label(buf: &[u8], i: usize) -> Option<(Range<usize>, bool, usize)> 
     if rest.first() == Some(&b'>') {
         return Some((start..end, false, end + 2));
     }
-    const IFACE: &[u8] = b" interface=\"C4SNet\">";
-    rest.starts_with(IFACE)
-        .then_some((start..end, true, end + 1 + IFACE.len()))
+    (rest.starts_with(INTERFACE_ATTR) && rest.get(INTERFACE_ATTR.len()) == Some(&b'>')).then_some((
+        start..end,
+        true,
+        end + 2 + INTERFACE_ATTR.len(),
+    ))
 }
 
 enum Parsed {
@@ -547,11 +551,16 @@ impl<R: Read> XmlReader<R> {
     /// The value of attribute `name` of the element just parsed (the last one wins if
     /// an attribute is repeated).
     fn attr(&self, name: &[u8]) -> Option<&[u8]> {
+        self.attr_range(name).map(|r| &self.buf[r])
+    }
+
+    /// Where the value of attribute `name` lies in the buffer (see [`XmlReader::attr`]).
+    fn attr_range(&self, name: &[u8]) -> Option<Range<usize>> {
         self.attrs
             .iter()
             .rev()
             .find(|a| &self.buf[a.name.clone()] == name)
-            .map(|a| &self.buf[a.value.clone()])
+            .map(|a| a.value.clone())
     }
 
     /// [`XmlReader::attr`] as text (for messages and labels).
@@ -565,12 +574,8 @@ impl<R: Read> XmlReader<R> {
     /// cache of the ones this reader has seen before interning: inputs repeat a few
     /// labels in every record.
     fn attr_label(&mut self, kind: LabelKind) -> Option<Label> {
-        let v = self
-            .attrs
-            .iter()
-            .rev()
-            .find(|a| &self.buf[a.name.clone()] == b"label")?;
-        Some(self.label_at(kind, v.value.clone()))
+        let v = self.attr_range(b"label")?;
+        Some(self.label_at(kind, v))
     }
 
     /// The label of `kind` named by the bytes `name` of the buffer (see

@@ -163,6 +163,14 @@ fn put8(dst: &mut [u8], mut v: u32) {
     }
 }
 
+/// `q`, the quotient of a right shift by `r` (`1..128`) bits whose low 128 bits were
+/// `low`, rounded to nearest with ties to even on the bits shifted out.
+fn round_even(q: u128, low: u128, r: u32) -> u128 {
+    let rem = low & ((1u128 << r) - 1);
+    let half = 1u128 << (r - 1);
+    q + u128::from(rem > half || (rem == half && q & 1 == 1))
+}
+
 /// `m * 5^s * 2^(e + s)` rounded to an integer (to nearest, ties to even), if it fits
 /// in a `u128`.
 fn scaled(m: u64, e: i32, s: u32) -> Option<u128> {
@@ -203,10 +211,7 @@ fn scaled(m: u64, e: i32, s: u32) -> Option<u128> {
         } else {
             0
         };
-    let rem = low & ((1u128 << r) - 1);
-    let half = 1u128 << (r - 1);
-    let up = rem > half || (rem == half && q & 1 == 1);
-    Some(q + u128::from(up))
+    Some(round_even(q, low, r))
 }
 
 /// Appends `%.32f` of `x` (promoted to `double`) and returns true, or returns false
@@ -239,10 +244,7 @@ pub(super) fn write_float(x: f32, out: &mut Vec<u8>) -> bool {
             p << t
         } else {
             let r = t.unsigned_abs();
-            let q = p >> r;
-            let rem = p & ((1u128 << r) - 1);
-            let half = 1u128 << (r - 1);
-            q + u128::from(rem > half || (rem == half && q & 1 == 1))
+            round_even(p >> r, p, r)
         };
         (n / TEN32, n % TEN32)
     };
