@@ -312,7 +312,7 @@ impl Counters {
         bump_signed(idx, &s.flight, d);
         let before = s.events.load(Ordering::Relaxed);
         bump_in(idx, &s.events, 1);
-        if before % PEAK_SAMPLE == 0 {
+        if before.is_multiple_of(PEAK_SAMPLE) {
             self.sample_peak();
         }
     }
@@ -711,7 +711,7 @@ mod tests {
                 });
             }
         });
-        let per = |t: usize| if t % 3 == 0 { 10u64 } else { 5000 };
+        let per = |t: usize| if t.is_multiple_of(3) { 10u64 } else { 5000 };
         let total: u64 = (0..threads).map(per).sum();
         assert_eq!(c.records_in(), total);
         assert_eq!(c.created(), 2 * total);

@@ -2,9 +2,10 @@
 //! threads, connected by bounded streams (seeds 000, 001, 004). It knows nothing of
 //! S-Net; the LPEL engine and the Kahn-process-network API ([`kpn`]) build on it.
 //!
-//! * **Tasks** are stackful coroutines (corosensei) on pooled stacks with guard pages.
-//!   A task runs until it blocks on a stream, yields, or ends; tasks never block the
-//!   worker thread. States: ready, running, blocked on input (`Bi`), output (`Bo`),
+//! * **Tasks** are stackful user-level contexts on pooled stacks with guard pages
+//!   (corosensei's stacks, switched by a few lines of assembly in `fiber`: a task that
+//!   blocks switches straight to the next ready task of its worker). A task runs until
+//!   it blocks on a stream, yields, or ends; tasks never block the worker thread. States: ready, running, blocked on input (`Bi`), output (`Bo`),
 //!   any of a set (`Ba`), zombie (`Z`).
 //! * **Workers**: one thread per core, each with a private ready set and a lock-free
 //!   mailbox for wake-ups and task starts from other threads.
@@ -49,6 +50,7 @@ mod assign;
 mod chan;
 mod clock;
 mod config;
+mod fiber;
 pub mod kpn;
 mod mailbox;
 mod monitor;

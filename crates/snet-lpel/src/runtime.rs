@@ -491,9 +491,9 @@ impl Runtime {
         // their coroutines here, outside the registry lock.
         let left: Vec<Arc<Task>> = sh.registry.drain();
         for t in &left {
-            // SAFETY: every worker has exited, so nobody else touches task locals.
-            let (co, body) = unsafe { (t.local().co.take(), t.local().pending.take()) };
-            drop((co, body));
+            // SAFETY: every worker has exited, so nobody else touches task locals, and
+            // no queue will dispatch the task.
+            drop(unsafe { crate::worker::unwind_task(t) });
         }
         drop(left);
         if let Some(m) = &sh.task_map {

@@ -97,6 +97,21 @@ impl ReadyQueue {
         }
     }
 
+    /// FETCH-READY, but only if the task it would return has already run (its
+    /// execution context exists, so a blocking task can switch straight to it).
+    #[inline(always)]
+    pub(crate) fn fetch_started(&mut self) -> Option<Arc<Task>> {
+        let head = match self {
+            ReadyQueue::Fifo { next, .. } => next.as_ref(),
+            ReadyQueue::Priority { high, low } => high.front().or_else(|| low.front()),
+        };
+        if head.is_some_and(|t| !t.sp.get().is_null()) {
+            self.fetch()
+        } else {
+            None
+        }
+    }
+
     /// Number of ready tasks.
     pub(crate) fn len(&self) -> usize {
         match self {

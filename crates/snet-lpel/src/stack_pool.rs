@@ -1,4 +1,4 @@
-//! Pools of coroutine stacks.
+//! Pools of task stacks.
 //!
 //! Creating a stack is an `mmap` plus an `mprotect` for the guard page (~10 µs here).
 //! Each worker keeps a private free list; a finished task's stack goes back to it
@@ -38,6 +38,11 @@ impl TaskStack {
         let s = DefaultStack::new(size)?;
         LIVE.fetch_add(1, Ordering::Relaxed);
         Ok(TaskStack(s))
+    }
+
+    /// The highest address of the stack (page-aligned), where a context starts.
+    pub(crate) fn top(&self) -> *mut u8 {
+        self.0.base().get() as *mut u8
     }
 }
 
@@ -91,8 +96,8 @@ unsafe impl Stack for TaskStack {
 /// affinity once its coroutine has finished.
 struct SendStack(TaskStack);
 
-// SAFETY: a pooled stack belongs to no coroutine (its coroutine completed and
-// returned it via `into_stack`); it is an anonymous memory mapping usable from any
+// SAFETY: a pooled stack belongs to no context (its task's context ended and the
+// worker took the stack back); it is an anonymous memory mapping usable from any
 // thread.
 unsafe impl Send for SendStack {}
 

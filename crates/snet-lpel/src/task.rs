@@ -1,11 +1,12 @@
 //! Task control blocks (seed 000 §4.3.2) and task specifications.
 //!
 //! A [`Task`] is shared (`Arc`) between its owner worker, the streams it waits on, the
-//! runtime's registry and the placement scheduler. Its coroutine lives in `local`,
+//! runtime's registry and the placement scheduler. Its execution context (stack and
+//! saved stack pointer, see `fiber`) lives in `local` and `sp`,
 //! which only the owner worker touches, and only while the task is not running
 //! elsewhere: a task is owned by exactly one worker at a time, ownership moves only
 //! through a mailbox message (release/acquire) when a repeat task migrates between
-//! activations (seed 004's continuation respawn, where the old coroutine has finished
+//! activations (seed 004's continuation respawn, where the old context has finished
 //! and the new one is created by the new owner).
 //!
 //! # Blocked reference
@@ -18,7 +19,6 @@
 use crate::chan::PollTarget;
 use crate::stream::StreamMeta;
 use crate::sync::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, UnsafeCell};
-use corosensei::{Coroutine, Yielder};
 use std::sync::atomic::AtomicU8;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, Condvar, Mutex};
@@ -168,22 +168,28 @@ pub(crate) enum Suspend {
     Block,
 }
 
-/// How a task's coroutine ended.
+/// How a task's body ended.
 pub(crate) enum TaskExit {
     Done,
     /// A repeat task continues on `next_worker` (continuation respawn).
     Migrate(Box<dyn FnMut() -> Activation + Send>),
 }
 
-pub(crate) type Co = Coroutine<(), Suspend, TaskExit, crate::stack_pool::TaskStack>;
-pub(crate) type TaskYielder = Yielder<(), Suspend>;
-
 pub(crate) const NO_WORKER: usize = usize::MAX;
 
 /// Owner-only part of a task.
 pub(crate) struct Local {
-    pub(crate) co: Option<Co>,
-    /// The body of a task that has not run yet: its coroutine, and with it its stack,
+    /// The stack of the task's execution context, while it exists (from the first
+    /// dispatch until the body ends; see `fiber`).
+    pub(crate) stack: Option<crate::stack_pool::TaskStack>,
+    /// Where the context switches to when its body has ended: the owner worker's
+    /// scheduler context, or whoever unwinds the task at shutdown.
+    pub(crate) ret: *mut *mut u8,
+    /// How the body ended (set by the context before its last switch).
+    pub(crate) exit: Option<TaskExit>,
+    /// The payload of a panic that ended the body.
+    pub(crate) panic: Option<Box<dyn std::any::Any + Send>>,
+    /// The body of a task that has not run yet: its context, and with it its stack,
     /// is made at its first dispatch. Tasks queued for their first turn hold no stack
     /// (a producer that spawns consumers faster than they run cannot exhaust the
     /// mappings), and a task that ran to completion hands its stack, still in cache, to
@@ -227,12 +233,14 @@ pub(crate) struct Task {
     /// Marked for migration by the random strategy's activation hook.
     pub(crate) candidate: AtomicBool,
     pub(crate) local: UnsafeCell<Local>,
-    /// The coroutine's yielder, set when it starts; read by the task itself to
-    /// suspend (kept outside `local`, which the worker borrows during a resume).
-    pub(crate) yielder: std::cell::Cell<*const TaskYielder>,
+    /// Saved stack pointer of the task's execution context while it is not running;
+    /// null while it has none (before its first dispatch, after its end). Owner-only,
+    /// like `local`, but kept outside it: a switch writes it while the task's own
+    /// frames may hold a borrow of `local`.
+    pub(crate) sp: std::cell::Cell<*mut u8>,
 }
 
-// SAFETY: `local` (coroutine, yielder pointer) is only accessed by the task's current
+// SAFETY: `local` and `sp` (execution context) are only accessed by the task's current
 // owner worker thread (module documentation); every other field is atomic or
 // immutable or behind a mutex.
 unsafe impl Send for Task {}
@@ -289,14 +297,17 @@ impl Task {
             ready_avg: AtomicU64::new(0),
             candidate: AtomicBool::new(false),
             local: UnsafeCell::new(Local {
-                co: None,
+                stack: None,
+                ret: std::ptr::null_mut(),
+                exit: None,
+                panic: None,
                 pending: None,
                 dispatches: 0,
                 ready_since: 0,
                 window: Vec::new(),
                 window_pos: 0,
             }),
-            yielder: std::cell::Cell::new(std::ptr::null()),
+            sp: std::cell::Cell::new(std::ptr::null_mut()),
         }
     }
 

@@ -4,8 +4,10 @@
 //! # Worker loop
 //!
 //! 1. Drain the mailbox: `Wake` puts a task into the ready set, `Start` creates a
-//!    task's coroutine (on a pooled stack) and makes it ready.
-//! 2. Fetch a ready task and resume its coroutine until it yields, blocks or ends.
+//!    task's execution context (on a pooled stack) and makes it ready.
+//! 2. Fetch a ready task and switch to its context until it yields, blocks or ends
+//!    (a task that blocks may first switch straight to further ready tasks, see
+//!    [`suspend`]; the last of them switches back).
 //! 3. Write monitoring output for that dispatch; requeue (yield), forget (blocked:
 //!    the waker re-materialises it, see `task`), or retire it (zombie / migrate).
 //! 4. With nothing ready, spin briefly on the mailbox, then sleep (below).
@@ -26,13 +28,13 @@
 use crate::chan::{notify_poll, Wake};
 use crate::clock::now_ns;
 use crate::config::Strategy;
+use crate::fiber;
 use crate::monitor::WorkerMonitor;
 use crate::runtime::{Msg, RtShared};
 use crate::sched::ReadyQueue;
 use crate::stack_pool::StackPool;
 use crate::stream::Dirty;
-use crate::task::{Activation, Body, Co, Suspend, Task, TaskExit, TaskState, TaskYielder};
-use corosensei::{Coroutine, CoroutineResult};
+use crate::task::{Activation, Body, Suspend, Task, TaskExit, TaskState};
 use std::cell::{Cell, UnsafeCell};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
@@ -46,6 +48,25 @@ const IDLE_SPINS: u32 = 64;
 /// Dispatches between mailbox checks while the ready set holds several tasks.
 const MAIL_EVERY: u32 = 16;
 
+// Values passed by a switch into a task's context (returned by its `fiber::switch`).
+/// Run on.
+const RESUME_RUN: usize = 0;
+/// Unwind the task's stack (shutdown): the suspended call panics with [`ForcedUnwind`].
+const RESUME_UNWIND: usize = 1;
+
+// Values passed by a task's context when it switches to its worker.
+/// Blocked (registered as a waiter): do not requeue.
+const SUSP_BLOCK: usize = 0;
+/// Still ready (`yield_now`).
+const SUSP_YIELD: usize = 1;
+/// The body has ended; `Local::exit` says how.
+const SUSP_DONE: usize = 2;
+/// The body panicked; `Local::panic` holds the payload.
+const SUSP_PANIC: usize = 3;
+
+/// Panic payload that unwinds a suspended task's stack at shutdown.
+struct ForcedUnwind;
+
 thread_local! {
     static CTX: Cell<*const WorkerCtx> = const { Cell::new(ptr::null()) };
 }
@@ -57,7 +78,16 @@ pub(crate) struct WorkerCtx {
     pub(crate) index: usize,
     ready: UnsafeCell<ReadyQueue>,
     pool: UnsafeCell<StackPool>,
+    /// The running task: a reference (`Arc::into_raw`) owned by the dispatch, which a
+    /// task that blocks leaves leaked as its blocked reference (see `task`).
     current: Cell<*const Task>,
+    /// Saved stack pointer of the worker's own context while a task runs.
+    sched_sp: Cell<*mut u8>,
+    /// Dispatches since the mailbox was last drained.
+    since_mail: Cell<u32>,
+    /// Whether a blocking task may switch straight to the next ready task (nothing
+    /// is monitored or timed per dispatch).
+    direct: bool,
     /// Streams touched in the current dispatch (monitoring level b and up).
     pub(crate) dirty: UnsafeCell<Vec<Dirty>>,
     pub(crate) mon_streams: bool,
@@ -74,7 +104,7 @@ pub(crate) struct WorkerCtx {
 pub struct WorkerStats {
     /// Task dispatches.
     pub dispatches: u64,
-    /// Tasks created (coroutines started) on this worker, migrations included.
+    /// Tasks created (contexts started) on this worker, migrations included.
     pub started: u64,
     /// Activations that moved away from this worker.
     pub migrations_out: u64,
@@ -107,18 +137,151 @@ pub(crate) fn worker_index_of(rt: &RtShared) -> Option<usize> {
     with_ctx(|c| c.and_then(|c| ptr::eq(&*c.rt, rt).then_some(c.index)))
 }
 
-/// Suspends the running task with `why`.
+/// Suspends the running task with `why`. A blocked task switches straight to the
+/// next ready task of its worker when it can (nothing monitored, the mailbox not due
+/// for a check, the next task already started); otherwise to the worker.
 ///
 /// # Safety
 ///
-/// Must be called from inside a task (the coroutine of `task`), where `task` is the
-/// current task of this worker.
+/// Must be called from inside a task (on the context of `task`), where `task` is the
+/// current task of this worker thread.
 #[inline]
 pub(crate) unsafe fn suspend(task: &Task, why: Suspend) {
-    // SAFETY: the yielder pointer was stored by the coroutine's entry closure and
-    // stays valid while the coroutine exists; we are inside it.
+    let c = CTX.with(|c| c.get());
+    // SAFETY: a task runs only on its worker thread, whose context outlives it (the
+    // caller contract); `c` is not used after the switch (a task unwound at shutdown
+    // resumes on another thread).
+    let r = unsafe {
+        let c = &*c;
+        if why == Suspend::Block && c.direct && c.since_mail.get() < MAIL_EVERY {
+            if let Some(next) = c.ready().fetch_started() {
+                c.since_mail.set(c.since_mail.get() + 1);
+                c.stats().dispatches += 1;
+                next.local().dispatches += 1;
+                next.set_state(TaskState::Running);
+                let np = Arc::into_raw(next);
+                // Our own reference stays leaked: it is the blocked reference.
+                c.current.set(np);
+                fiber::switch(task.sp.as_ptr(), (*np).sp.get(), RESUME_RUN)
+            } else {
+                fiber::switch(task.sp.as_ptr(), c.sched_sp.get(), SUSP_BLOCK)
+            }
+        } else {
+            let code = match why {
+                Suspend::Block => SUSP_BLOCK,
+                Suspend::Yield => SUSP_YIELD,
+            };
+            fiber::switch(task.sp.as_ptr(), c.sched_sp.get(), code)
+        }
+    };
+    if r == RESUME_UNWIND {
+        std::panic::resume_unwind(Box::new(ForcedUnwind));
+    }
+}
+
+/// First code of a task's context (see `fiber::init`): runs the body, records how it
+/// ended, and switches to `Local::ret` for the last time.
+///
+/// # Safety
+///
+/// `data` is the task, kept alive by whoever switched in (the dispatching worker, or
+/// the unwinder at shutdown).
+unsafe extern "C" fn task_entry(arg: usize, data: *mut u8) -> ! {
+    let tp = data.cast_const().cast::<Task>();
+    // SAFETY: function contract.
+    let t = unsafe { &*tp };
+    // SAFETY: the task's context is the only code touching its local part while it
+    // runs (the worker holds no borrow across the switch); each use is short.
+    let body = unsafe { t.local().pending.take() };
+    let code = match body {
+        Some(body) if arg != RESUME_UNWIND => {
+            match catch_unwind(AssertUnwindSafe(|| run_body(t, body))) {
+                Ok(exit) => {
+                    // SAFETY: as above.
+                    unsafe { t.local().exit = Some(exit) };
+                    SUSP_DONE
+                }
+                Err(p) if p.is::<ForcedUnwind>() => {
+                    // SAFETY: as above.
+                    unsafe { t.local().exit = Some(TaskExit::Done) };
+                    SUSP_DONE
+                }
+                Err(p) => {
+                    // SAFETY: as above.
+                    unsafe { t.local().panic = Some(p) };
+                    SUSP_PANIC
+                }
+            }
+        }
+        body => {
+            // Unwound before it ever ran (or no body at all).
+            drop(body);
+            // SAFETY: as above.
+            unsafe { t.local().exit = Some(TaskExit::Done) };
+            SUSP_DONE
+        }
+    };
+    // SAFETY: `ret` was set by whoever switched in and points to its saved stack
+    // pointer; nothing on this stack needs dropping any more (the body and the panic
+    // payload have been consumed or moved into `local`).
     unsafe {
-        (*task.yielder.get()).suspend(why);
+        let ret = t.local().ret;
+        fiber::switch(t.sp.as_ptr(), *ret, code);
+    }
+    // A finished context is never resumed.
+    std::process::abort()
+}
+
+/// Runs a task's body: once, or activation after activation until it is done or
+/// placement moves it to another worker.
+fn run_body(task: &Task, body: Body) -> TaskExit {
+    match body {
+        Body::Once(f) => {
+            f();
+            TaskExit::Done
+        }
+        Body::Repeat(mut f) => loop {
+            match f() {
+                Activation::Done => return TaskExit::Done,
+                Activation::Again => {
+                    if let Some(p) = with_ctx(|c| c.and_then(|c| c.random_p)) {
+                        activation_hook_random(task, p);
+                    }
+                    let next = task.next_worker.load(Relaxed);
+                    if next != crate::task::NO_WORKER && next != task.owner.load(Relaxed) {
+                        return TaskExit::Migrate(f);
+                    }
+                }
+            }
+        },
+    }
+}
+
+/// Ends a task that will not run again (shutdown): a started context is switched
+/// into once more and unwinds its stack (its frames' destructors run on the calling
+/// thread), a body that never ran is dropped. Returns the freed stack.
+///
+/// # Safety
+///
+/// The caller owns the task, which is not running and is not referenced by any ready
+/// set or mailbox that will dispatch it.
+pub(crate) unsafe fn unwind_task(t: &Task) -> Option<crate::stack_pool::TaskStack> {
+    if t.sp.get().is_null() {
+        // SAFETY: caller contract.
+        drop(unsafe { t.local().pending.take() });
+        return None;
+    }
+    let mut here: *mut u8 = ptr::null_mut();
+    // SAFETY: caller contract; the context is suspended in a switch (or new), its
+    // stack alive; it switches back to `here` when it has unwound.
+    unsafe {
+        t.local().ret = &mut here;
+        fiber::switch(&mut here, t.sp.get(), RESUME_UNWIND);
+        t.sp.set(ptr::null_mut());
+        let l = t.local();
+        drop(l.exit.take());
+        drop(l.panic.take());
+        l.stack.take()
     }
 }
 
@@ -238,6 +401,9 @@ impl WorkerCtx {
             ready: UnsafeCell::new(ReadyQueue::new(cfg.scheduling)),
             pool: UnsafeCell::new(StackPool::new(cfg.stack_size)),
             current: Cell::new(ptr::null()),
+            sched_sp: Cell::new(ptr::null_mut()),
+            since_mail: Cell::new(0),
+            direct: monitor.is_none() && track_ready.is_none(),
             dirty: UnsafeCell::new(Vec::new()),
             mon_streams: monitor.as_ref().is_some_and(|m| m.wants_streams()),
             timing: monitor.is_some() || track_ready.is_some(),
@@ -287,23 +453,20 @@ impl WorkerCtx {
         }
     }
 
-    /// Makes a task assigned to this worker ready; its coroutine is created at its
-    /// first dispatch ([`WorkerCtx::make_coroutine`]).
+    /// Makes a task assigned to this worker ready; its context is created at its
+    /// first dispatch ([`WorkerCtx::make_context`]).
     pub(crate) fn start(&self, t: Arc<Task>, body: Body) {
         // SAFETY: owner-only access; the task is not running.
         unsafe { t.local().pending = Some(body) };
         self.put_ready(t);
     }
 
-    /// Creates the coroutine of a task at its first dispatch, on a stack from the pool.
-    /// False if no stack could be had: the task is then recorded as failed and retired.
+    /// Creates the execution context of a task at its first dispatch, on a stack from
+    /// the pool. False if no stack could be had: the task is then recorded as failed
+    /// and retired.
     #[cold]
     #[inline(never)]
-    fn make_coroutine(&self, t: &Arc<Task>) -> bool {
-        // SAFETY: owner-only access; the task is not running.
-        let Some(body) = (unsafe { t.local().pending.take() }) else {
-            return false; // cannot happen: a ready task has a body or a coroutine
-        };
+    fn make_context(&self, t: &Arc<Task>) -> bool {
         // SAFETY: worker-thread only.
         let pool = unsafe { &mut *self.pool.get() };
         let stack = match pool.take(t.stack_size) {
@@ -311,139 +474,126 @@ impl WorkerCtx {
             Err(e) => {
                 self.rt
                     .record_failure(t, format!("cannot allocate a task stack: {e}"));
+                // SAFETY: owner-only access; the task is not running.
+                drop(unsafe { t.local().pending.take() });
                 self.retire(t.clone());
                 return false;
             }
         };
         self.stats().started += 1;
         self.stats().stacks_created = pool.created();
+        let top = stack.top();
         let tp: *const Task = &**t;
-        let random_p = self.random_p;
-        let co: Co = Coroutine::with_stack(stack, move |y: &TaskYielder, ()| {
-            // SAFETY: the task outlives its coroutine (the worker holds an Arc while
-            // running it); this runs on the owner worker.
-            unsafe { (*tp).yielder.set(y) };
-            match body {
-                Body::Once(f) => {
-                    f();
-                    TaskExit::Done
-                }
-                Body::Repeat(mut f) => loop {
-                    match f() {
-                        Activation::Done => return TaskExit::Done,
-                        Activation::Again => {
-                            // SAFETY: as above.
-                            let task = unsafe { &*tp };
-                            if let Some(p) = random_p {
-                                activation_hook_random(task, p);
-                            }
-                            let next = task.next_worker.load(Relaxed);
-                            if next != crate::task::NO_WORKER && next != task.owner.load(Relaxed) {
-                                return TaskExit::Migrate(f);
-                            }
-                        }
-                    }
-                },
-            }
-        });
-        // SAFETY: owner-only access; the task is not running.
-        unsafe { t.local().co = Some(co) };
+        // SAFETY: owner-only access; the task is not running. The stack is ours, its
+        // top aligned, and far larger than the initial frame; `task_entry` gets the
+        // task, which the dispatch keeps alive while the context runs.
+        unsafe {
+            let l = t.local();
+            l.stack = Some(stack);
+            l.ret = self.sched_sp.as_ptr();
+            t.sp.set(fiber::init(top, task_entry, tp.cast_mut().cast()));
+        }
         true
     }
 
     #[inline]
     fn dispatch(&self, t: Arc<Task>) {
-        // SAFETY: we own `t` and it is not running; the task itself never touches
-        // `local` (it uses `yielder`), so this borrow does not alias during resume.
-        let l = unsafe { t.local() };
-        if l.co.is_none() {
-            // First dispatch (`l` is not used again: `make_coroutine` borrows anew).
-            if self.make_coroutine(&t) {
+        if t.sp.get().is_null() {
+            // First dispatch.
+            if self.make_context(&t) {
                 self.dispatch(t);
             }
             return;
         }
+        // SAFETY: we own `t` and it is not running; this borrow ends before the switch.
+        let l = unsafe { t.local() };
         let start = if self.timing { now_ns() } else { 0 };
         if self.timing {
             if let Some(window) = self.track_ready {
                 record_ready_time(&t, l, start.saturating_sub(l.ready_since), window);
             }
         }
-        let Some(co) = l.co.as_mut() else {
-            return; // checked above
-        };
         l.dispatches += 1;
         let disp = l.dispatches;
         self.stats().dispatches += 1;
+        self.since_mail.set(self.since_mail.get() + 1);
         t.set_state(TaskState::Running);
-        self.current.set(&*t);
-        let result = catch_unwind(AssertUnwindSafe(|| co.resume(())));
-        self.current.set(ptr::null());
-        if matches!(result, Ok(CoroutineResult::Yield(Suspend::Block)))
-            && !(self.timing || self.mon_streams)
-        {
-            // The common case, without monitoring: see the `Block` arm below.
-            let _ = Arc::into_raw(t);
+        let tp = Arc::into_raw(t);
+        self.current.set(tp);
+        // SAFETY: the task's context is suspended (or new) on its stack, which the
+        // task owns; we hold the reference in `current` while it runs.
+        let code = unsafe { fiber::switch(self.sched_sp.as_ptr(), (*tp).sp.get(), RESUME_RUN) };
+        // The task that switched back may be another one than `tp` (blocked tasks
+        // switch straight to the next ready task): `current` names it.
+        let tp = self.current.replace(ptr::null());
+        if code == SUSP_BLOCK && !(self.timing || self.mon_streams) {
+            // The common case, without monitoring: the reference in `current` stays
+            // leaked as the blocked reference (see the `SUSP_BLOCK` arm below).
             return;
         }
-        self.after_dispatch(t, result, disp, start);
+        // SAFETY: `current` held a reference made by `Arc::into_raw`.
+        let t = unsafe { Arc::from_raw(tp) };
+        self.after_dispatch(t, code, disp, start);
     }
 
     /// The rest of [`WorkerCtx::dispatch`]: monitoring output, and what the task's
     /// suspension or end asks for.
     #[inline(never)]
-    fn after_dispatch(
-        &self,
-        t: Arc<Task>,
-        result: std::thread::Result<CoroutineResult<Suspend, TaskExit>>,
-        disp: u64,
-        start: u64,
-    ) {
+    fn after_dispatch(&self, t: Arc<Task>, code: usize, disp: u64, start: u64) {
         let end = if self.timing { now_ns() } else { 0 };
-        match result {
-            Ok(CoroutineResult::Yield(Suspend::Yield)) => {
+        match code {
+            SUSP_YIELD => {
                 self.monitor_dispatch(&t, TaskState::Ready, disp, start, end);
                 self.put_ready(t);
             }
-            Ok(CoroutineResult::Yield(Suspend::Block)) => {
+            SUSP_BLOCK => {
                 self.monitor_dispatch(&t, t.state(), disp, start, end);
                 // The blocked reference: see the `task` module documentation. The
                 // task cannot be dispatched again before we return to the loop
                 // (wake-ups for it go to our ready set or mailbox).
                 let _ = Arc::into_raw(t);
             }
-            Ok(CoroutineResult::Return(TaskExit::Done)) => {
-                self.give_stack(&t);
-                self.monitor_dispatch(&t, TaskState::Zombie, disp, start, end);
-                self.retire(t);
-            }
-            Ok(CoroutineResult::Return(TaskExit::Migrate(f))) => {
-                self.give_stack(&t);
-                self.monitor_dispatch(&t, TaskState::Ready, disp, start, end);
-                let target = t.next_worker.swap(crate::task::NO_WORKER, Relaxed);
-                self.stats().migrations_out += 1;
-                t.owner.store(target, Release);
-                t.set_state(TaskState::Created);
-                self.rt.send(target, Msg::Start(t, Body::Repeat(f)));
-            }
-            Err(payload) => {
-                let msg = panic_message(&*payload);
+            SUSP_PANIC => {
+                // SAFETY: owner-only; the context has ended.
+                let payload = unsafe { t.local().panic.take() };
+                let msg = payload.map_or_else(
+                    || "panic with no payload".to_string(),
+                    |p| panic_message(&*p),
+                );
                 self.rt.record_failure(&t, msg);
                 self.give_stack(&t);
                 self.monitor_dispatch(&t, TaskState::Zombie, disp, start, end);
                 self.retire(t);
             }
+            _ => {
+                // SUSP_DONE.
+                self.give_stack(&t);
+                // SAFETY: owner-only; the context has ended.
+                match unsafe { t.local().exit.take() } {
+                    Some(TaskExit::Migrate(f)) => {
+                        self.monitor_dispatch(&t, TaskState::Ready, disp, start, end);
+                        let target = t.next_worker.swap(crate::task::NO_WORKER, Relaxed);
+                        self.stats().migrations_out += 1;
+                        t.owner.store(target, Release);
+                        t.set_state(TaskState::Created);
+                        self.rt.send(target, Msg::Start(t, Body::Repeat(f)));
+                    }
+                    _ => {
+                        self.monitor_dispatch(&t, TaskState::Zombie, disp, start, end);
+                        self.retire(t);
+                    }
+                }
+            }
         }
     }
 
-    /// Takes the finished coroutine out of the task and pools its stack.
+    /// Pools the stack of a task whose context has ended.
     fn give_stack(&self, t: &Task) {
-        // SAFETY: owner-only; the coroutine has finished.
-        if let Some(co) = unsafe { t.local().co.take() } {
-            if co.done() {
-                // SAFETY: worker-thread only.
-                unsafe { (*self.pool.get()).give(co.into_stack(), t.stack_size) };
-            }
+        t.sp.set(ptr::null_mut());
+        // SAFETY: owner-only; the context has ended (its last switch left the stack).
+        if let Some(stack) = unsafe { t.local().stack.take() } {
+            // SAFETY: worker-thread only.
+            unsafe { (*self.pool.get()).give(stack, t.stack_size) };
         }
     }
 
@@ -595,14 +745,13 @@ pub(crate) fn run_worker(rt: Arc<RtShared>, index: usize, started: Arc<AtomicBoo
         crate::stream::STREAM_MONITORS.fetch_add(1, Relaxed);
     }
     started.store(true, Release);
-    let mut since_mail = 0u32;
     loop {
-        // Step 1: the mailbox is drained every MAIL_EVERY dispatches and whenever the
-        // ready set runs empty (a remote wake-up waits at most MAIL_EVERY local
-        // dispatches; the check is not paid on every local switch).
-        since_mail += 1;
-        if since_mail >= MAIL_EVERY {
-            since_mail = 0;
+        // Step 1: the mailbox is drained every MAIL_EVERY dispatches (direct switches
+        // between tasks included) and whenever the ready set runs empty (a remote
+        // wake-up waits at most MAIL_EVERY local dispatches; the check is not paid on
+        // every local switch).
+        if ctx.since_mail.get() >= MAIL_EVERY {
+            ctx.since_mail.set(0);
             ctx.drain_mailbox();
             if rt.shutdown.load(Acquire) {
                 break;
@@ -620,12 +769,11 @@ pub(crate) fn run_worker(rt: Arc<RtShared>, index: usize, started: Arc<AtomicBoo
             ctx.idle();
         }
     }
-    // Shutdown: drop the coroutines of tasks still ready here (forced unwind of
-    // their stacks, on this thread).
+    // Shutdown: end the tasks still ready here (forced unwind of their stacks, on
+    // this thread).
     for t in ctx.ready().drain() {
-        // SAFETY: owner-only; not running.
-        let (co, body) = unsafe { (t.local().co.take(), t.local().pending.take()) };
-        drop((co, body));
+        // SAFETY: owner-only; not running, no longer queued.
+        drop(unsafe { unwind_task(&t) });
     }
     ctx.drain_mailbox_for_shutdown();
     // SAFETY: worker-thread only.
@@ -648,8 +796,8 @@ impl WorkerCtx {
             // SAFETY: this worker is the mailbox's only consumer.
             match unsafe { ws.mailbox.pop() } {
                 crate::mailbox::Pop::Data(Msg::Wake(t) | Msg::WakeFirst(t)) => {
-                    // SAFETY: owner-only; the task is not running.
-                    drop(unsafe { (t.local().co.take(), t.local().pending.take()) });
+                    // SAFETY: owner-only; the task is not running, no longer queued.
+                    drop(unsafe { unwind_task(&t) });
                 }
                 crate::mailbox::Pop::Data(Msg::Start(_, body)) => drop(body),
                 crate::mailbox::Pop::Empty => return,

@@ -329,6 +329,60 @@ fn ten_thousand_task_ring() {
     assert_eq!(laps.load(Ordering::Relaxed), 3);
 }
 
+/// Blocked tasks switch straight to the next ready task of their worker without
+/// passing through the worker loop; the mailbox (wake-ups from other workers) must
+/// still be drained. Two tasks on worker 0 ping-pong until a third task there, woken
+/// through the mailbox by a task on worker 1, tells them to stop: if direct switches
+/// starved the mailbox, the ping-pong would never end.
+#[test]
+fn direct_switches_do_not_starve_remote_wake_ups() {
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let rounds = Arc::new(AtomicUsize::new(0));
+        let mut net = Network::new(cfg(2));
+        let (mut a_tx, mut a_rx) = channel::<u32>("ping", 1);
+        let (mut b_tx, mut b_rx) = channel::<u32>("pong", 1);
+        let (mut s_tx, mut s_rx) = channel::<u32>("stop", 1);
+        let (st, rd) = (stop.clone(), rounds.clone());
+        net.spawn_spec(TaskSpec::new("ping").on_worker(0), move || {
+            let mut v = 0;
+            while !st.load(Ordering::Acquire) {
+                a_tx.send(v).unwrap();
+                v = b_rx.recv().unwrap() + 1;
+                rd.fetch_add(1, Ordering::Relaxed);
+            }
+        });
+        net.spawn_spec(TaskSpec::new("pong").on_worker(0), move || {
+            while let Ok(v) = a_rx.recv() {
+                if b_tx.send(v).is_err() {
+                    break;
+                }
+            }
+        });
+        let st = stop.clone();
+        net.spawn_spec(TaskSpec::new("listener").on_worker(0), move || {
+            assert_eq!(s_rx.recv(), Ok(7));
+            st.store(true, Ordering::Release);
+        });
+        let rd = rounds.clone();
+        net.spawn_spec(TaskSpec::new("remote").on_worker(1), move || {
+            // Let the ping-pong get going before the wake-up crosses workers.
+            while rd.load(Ordering::Relaxed) < 10_000 {
+                std::thread::yield_now();
+            }
+            s_tx.send(7).unwrap();
+        });
+        let r = net.run();
+        let _ = done_tx.send((r.is_ok(), rounds.load(Ordering::Relaxed)));
+    });
+    let (ok, rounds) = done_rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("the ping-pong never saw the remote wake-up");
+    assert!(ok, "the network failed");
+    assert!(rounds >= 10_000, "only {rounds} rounds");
+}
+
 #[test]
 fn repeat_tasks_migrate_under_random_placement() {
     let mut c = cfg(2);
