@@ -912,6 +912,18 @@ fn main() {
         println!("{ns:.1} ns/transaction wall, {cpu:.1} ns thread CPU");
         return;
     }
+    if what == "h264-one" {
+        // h264-one PAR WORKERS RUNS: frames/s of each run, round-robin placement
+        // (for profiling).
+        let par = arg(&args, 1, "PAR");
+        let w = arg(&args, 2, "WORKERS");
+        let runs: usize = arg(&args, 3, "RUNS");
+        let ipu = calibrate();
+        for _ in 0..runs {
+            println!("{:.1} frames/s", h264_lpel(150, par, w, 4000.0, ipu, false));
+        }
+        return;
+    }
     if what == "aes-one" {
         // aes-one K WORKERS RUNS: MB/s of each run at one chunk size (for profiling).
         let k: u32 = arg(&args, 1, "K");

@@ -361,6 +361,15 @@ fn block_with(
         }
         return;
     }
+    block_external(register);
+}
+
+/// [`block_with`] for a thread outside the runtime: waits on the thread's condition
+/// variable. Kept out of line so that the task path stays small (fewer registers
+/// to save around the switch).
+#[cold]
+#[inline(never)]
+fn block_external(register: impl FnOnce(*const Task) -> Reg) {
     let me = external_task();
     let ext = me.external.as_ref().expect("external waiter");
     *ext.woken.lock().unwrap_or_else(|e| e.into_inner()) = false;
