@@ -251,6 +251,48 @@ fn boxes_may_define_node_location_themselves() {
     }
 }
 
+/// Spec §12.1 ("box sources are other people's C, often old"): a header with an
+/// uninitialised global (`int counter;`, a tentative definition) included by two box
+/// files was one shared variable with the C compilers of the classic runtime's time
+/// (`-fcommon` was the default before GCC 10 and clang 11); it must still link, and both
+/// boxes must see the same variable.
+#[test]
+fn a_tentative_definition_in_a_shared_header_links_as_one_variable() {
+    let dir = scratch("common");
+    let srcs = write_sources(
+        &dir,
+        &[
+            ("counter.h", "int counter;\n"),
+            (
+                "first.c",
+                "#include <C4SNet.h>\n#include \"counter.h\"\n\
+                 void *first(void *hnd)\n{\n    counter += 1;\n    C4SNetOut(hnd, 1, counter);\n    return hnd;\n}\n",
+            ),
+            (
+                "second.c",
+                "#include <C4SNet.h>\n#include \"counter.h\"\n\
+                 void *second(void *hnd)\n{\n    counter += 10;\n    C4SNetOut(hnd, 1, counter);\n    return hnd;\n}\n",
+            ),
+        ],
+    );
+    let sigs = [
+        sig("first", Some(""), &["<n>"]),
+        sig("second", Some(""), &["<n>"]),
+    ];
+    let boxes = load_boxes(&sigs, &srcs, &options(&dir))
+        .unwrap_or_else(|e| panic!("two files sharing `int counter;` do not build: {e}"));
+    let (r, rec) = run(&boxes, "first", vec![]);
+    r.unwrap();
+    assert_eq!(common::tag(&rec.emitted[0].1[0]), 1);
+    let (r, rec) = run(&boxes, "second", vec![]);
+    r.unwrap();
+    assert_eq!(
+        common::tag(&rec.emitted[0].1[0]),
+        11,
+        "one shared `counter`"
+    );
+}
+
 fn cc(dir: &Path, args: &[&str]) {
     let inc = snet_c4snet::source_include_dir();
     let st = Command::new("cc")
