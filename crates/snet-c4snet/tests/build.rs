@@ -293,6 +293,35 @@ fn a_tentative_definition_in_a_shared_header_links_as_one_variable() {
     );
 }
 
+/// Spec §12.1: box code from the classic runtime's time was compiled with GNU89 inline
+/// semantics (GCC's default before GCC 5), under which a plain `inline` function in a
+/// `.c` file is also an ordinary external function. Under today's C99 semantics it is
+/// an inline definition only, and a call the compiler does not inline (here: a
+/// recursive one) is left as an undefined symbol. Such sources must still load, and the
+/// box must compute the right value.
+#[test]
+fn a_plain_inline_function_of_gnu89_code_still_loads() {
+    let dir = scratch("gnu89inline");
+    let srcs = write_sources(
+        &dir,
+        &[(
+            "fib.c",
+            "#include <C4SNet.h>\n\
+             inline int fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }\n\
+             void *fibbox(void *hnd, int n)\n{\n    C4SNetOut(hnd, 1, fib(n));\n    return hnd;\n}\n",
+        )],
+    );
+    let boxes = load_boxes(
+        &[sig("fibbox", Some("<n>"), &["<f>"])],
+        &srcs,
+        &options(&dir),
+    )
+    .unwrap_or_else(|e| panic!("a plain `inline` function does not load: {e}"));
+    let (r, rec) = run(&boxes, "fibbox", vec![Arg::Tag(20)]);
+    r.unwrap();
+    assert_eq!(common::tag(&rec.emitted[0].1[0]), 6765);
+}
+
 fn cc(dir: &Path, args: &[&str]) {
     let inc = snet_c4snet::source_include_dir();
     let st = Command::new("cc")
