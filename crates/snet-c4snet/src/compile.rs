@@ -200,8 +200,13 @@ fn resolve_in_path(cmd: &Path) -> Option<PathBuf> {
         .and_then(|p| std::fs::canonicalize(p).ok())
 }
 
-/// Warning-to-error downgrades for old code; kept only if the compiler knows them.
+/// Flags that let old box code build (spec §12.1): warning-to-error downgrades, and
+/// `-fcommon`, under which a tentative definition (`int counter;` in a header included
+/// by several box files) is one shared variable, as it was by default before GCC 10 and
+/// clang 11 (without it such sources fail to link with "multiple definition"). Kept only
+/// if the compiler knows them.
 const PERMISSIVE_FLAGS: &[&str] = &[
+    "-fcommon",
     "-Wno-error=implicit-function-declaration",
     "-Wno-error=implicit-int",
     "-Wno-error=int-conversion",

@@ -65,14 +65,40 @@ use std::path::{Path, PathBuf};
 
 /// Builds (or takes from the cache) and loads the C boxes `sigs` from `sources` (`.c`,
 /// `.o`, `.a`, `.so` files). Box name = C symbol.
+///
+/// Box code from the classic runtime's time (spec §12.1: "other people's C, often
+/// old") was compiled with GNU89 inline semantics, GCC's default before GCC 5: a plain
+/// `inline` function in a `.c` file was also an external function. Today's default
+/// (C99) makes it an inline definition only, so a call the compiler does not inline
+/// leaves an undefined symbol and the library fails to load. In that case (and only
+/// then) the sources are rebuilt with `-fgnu89-inline`; if that does not load either,
+/// the first error is reported. Code that loads as it is is never rebuilt, so C99
+/// `inline` code keeps its meaning.
 pub fn load_boxes(
     sigs: &[BoxSig],
     sources: &[PathBuf],
     opts: &BuildOptions,
 ) -> Result<CBoxes, C4SNetError> {
     let built = build_library(sigs, sources, opts)?;
-    load_library(&built)
+    let err = match load_library(&built) {
+        Err(e @ C4SNetError::Load { .. }) if e.to_string().contains("undefined symbol") => e,
+        other => return other,
+    };
+    let mut gnu89 = opts.clone();
+    gnu89.cflags.push(GNU89_INLINE.to_owned());
+    let Ok(mut rebuilt) = build_library(sigs, sources, &gnu89) else {
+        return Err(err);
+    };
+    rebuilt.warnings.push(format!(
+        "warning: the C boxes were rebuilt with {GNU89_INLINE} (GNU89 inline semantics, \
+         the default of the classic runtime's compilers); built with today's C99 \
+         semantics they do not load: {err}"
+    ));
+    load_library(&rebuilt).map_err(|_| err)
 }
+
+/// The flag that selects GNU89 inline semantics (GCC and clang).
+const GNU89_INLINE: &str = "-fgnu89-inline";
 
 /// The directory of the shipped headers in the source tree (`C4SNet.h`, `bool.h`,
 /// `memfun.h`). Builds use a copy in the cache, so this is only for tools and tests that

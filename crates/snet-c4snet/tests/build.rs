@@ -251,6 +251,77 @@ fn boxes_may_define_node_location_themselves() {
     }
 }
 
+/// Spec §12.1 ("box sources are other people's C, often old"): a header with an
+/// uninitialised global (`int counter;`, a tentative definition) included by two box
+/// files was one shared variable with the C compilers of the classic runtime's time
+/// (`-fcommon` was the default before GCC 10 and clang 11); it must still link, and both
+/// boxes must see the same variable.
+#[test]
+fn a_tentative_definition_in_a_shared_header_links_as_one_variable() {
+    let dir = scratch("common");
+    let srcs = write_sources(
+        &dir,
+        &[
+            ("counter.h", "int counter;\n"),
+            (
+                "first.c",
+                "#include <C4SNet.h>\n#include \"counter.h\"\n\
+                 void *first(void *hnd)\n{\n    counter += 1;\n    C4SNetOut(hnd, 1, counter);\n    return hnd;\n}\n",
+            ),
+            (
+                "second.c",
+                "#include <C4SNet.h>\n#include \"counter.h\"\n\
+                 void *second(void *hnd)\n{\n    counter += 10;\n    C4SNetOut(hnd, 1, counter);\n    return hnd;\n}\n",
+            ),
+        ],
+    );
+    let sigs = [
+        sig("first", Some(""), &["<n>"]),
+        sig("second", Some(""), &["<n>"]),
+    ];
+    let boxes = load_boxes(&sigs, &srcs, &options(&dir))
+        .unwrap_or_else(|e| panic!("two files sharing `int counter;` do not build: {e}"));
+    let (r, rec) = run(&boxes, "first", vec![]);
+    r.unwrap();
+    assert_eq!(common::tag(&rec.emitted[0].1[0]), 1);
+    let (r, rec) = run(&boxes, "second", vec![]);
+    r.unwrap();
+    assert_eq!(
+        common::tag(&rec.emitted[0].1[0]),
+        11,
+        "one shared `counter`"
+    );
+}
+
+/// Spec §12.1: box code from the classic runtime's time was compiled with GNU89 inline
+/// semantics (GCC's default before GCC 5), under which a plain `inline` function in a
+/// `.c` file is also an ordinary external function. Under today's C99 semantics it is
+/// an inline definition only, and a call the compiler does not inline (here: a
+/// recursive one) is left as an undefined symbol. Such sources must still load, and the
+/// box must compute the right value.
+#[test]
+fn a_plain_inline_function_of_gnu89_code_still_loads() {
+    let dir = scratch("gnu89inline");
+    let srcs = write_sources(
+        &dir,
+        &[(
+            "fib.c",
+            "#include <C4SNet.h>\n\
+             inline int fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }\n\
+             void *fibbox(void *hnd, int n)\n{\n    C4SNetOut(hnd, 1, fib(n));\n    return hnd;\n}\n",
+        )],
+    );
+    let boxes = load_boxes(
+        &[sig("fibbox", Some("<n>"), &["<f>"])],
+        &srcs,
+        &options(&dir),
+    )
+    .unwrap_or_else(|e| panic!("a plain `inline` function does not load: {e}"));
+    let (r, rec) = run(&boxes, "fibbox", vec![Arg::Tag(20)]);
+    r.unwrap();
+    assert_eq!(common::tag(&rec.emitted[0].1[0]), 6765);
+}
+
 fn cc(dir: &Path, args: &[&str]) {
     let inc = snet_c4snet::source_include_dir();
     let st = Command::new("cc")

@@ -189,8 +189,20 @@ fn every_declared_box_binds_to_its_function() {
         assert!(!sigs.is_empty(), "{name}: no boxes");
         let boxes = snet_c4snet::load_boxes(&sigs, &files_with(&d, "c"), &opts)
             .unwrap_or_else(|e| panic!("{name}: {e}"));
+        // `oldc` is written in the style of old box code on purpose: it only loads with
+        // GNU89 inline semantics, and the rebuild that gives them says so.
+        let expected: &[&str] = if name == "oldc" {
+            &["-fgnu89-inline"]
+        } else {
+            &[]
+        };
         assert!(
-            boxes.warnings().is_empty(),
+            boxes.warnings().len() == expected.len()
+                && boxes
+                    .warnings()
+                    .iter()
+                    .zip(expected)
+                    .all(|(w, e)| w.contains(e)),
             "{name}: {:?}",
             boxes.warnings()
         );
