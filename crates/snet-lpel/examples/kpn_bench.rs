@@ -879,7 +879,7 @@ fn bench_placement(runs: usize, out: &mut String) {
 }
 
 const USAGE: &str = "usage: kpn_bench [ring|aes|h264|placement|all] [--runs N] [--out FILE]
-       kpn_bench ring-one N WORKERS [good|bad]
+       kpn_bench ring-one N WORKERS [good|bad] [RUNS]
        kpn_bench aes-one K WORKERS [RUNS [first|last [MIB]]]   (default 256 MiB)
        kpn_bench aes-plain K [RUNS]
 
@@ -904,12 +904,20 @@ fn main() {
         .unwrap_or("all")
         .to_string();
     if what == "ring-one" {
-        // ring-one N WORKERS good|bad: one LPEL ring measurement (for profiling).
+        // ring-one N WORKERS good|bad [RUNS]: LPEL ring measurements, one per line, in one
+        // process (for profiling).
         let n = arg(&args, 1, "N");
         let w = arg(&args, 2, "WORKERS");
         let good = args.get(3).map(String::as_str) != Some("bad");
-        let (ns, cpu) = ring_lpel(n, w, good, RING_TX);
-        println!("{ns:.1} ns/transaction wall, {cpu:.1} ns thread CPU");
+        let runs: usize = if args.len() > 4 {
+            arg(&args, 4, "RUNS")
+        } else {
+            1
+        };
+        for _ in 0..runs {
+            let (ns, cpu) = ring_lpel(n, w, good, RING_TX);
+            println!("{ns:.1} ns/transaction wall, {cpu:.1} ns thread CPU");
+        }
         return;
     }
     if what == "h264-one" {
