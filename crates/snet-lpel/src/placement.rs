@@ -2,7 +2,7 @@
 //!
 //! A thread wakes every `interval`, inspects the live tasks and sets the
 //! `next_worker` field of those that should move. A repeat task checks that field at
-//! the end of each activation and, if it names another worker, ends its coroutine and
+//! the end of each activation and, if it names another worker, ends its context and
 //! is respawned there with its continuation (the worker sends a `Start` message) —
 //! migration costs one stack from the new worker's pool and one mailbox message, and
 //! nothing when no move is asked for.

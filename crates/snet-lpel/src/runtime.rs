@@ -20,7 +20,7 @@ pub(crate) enum Msg {
     /// A blocked task became ready and goes ahead of the ready tasks (see
     /// [`crate::worker::deliver_first`]).
     WakeFirst(Arc<Task>),
-    /// Create the task's coroutine here (new task, or a migrated continuation).
+    /// Create the task's context here (new task, or a migrated continuation).
     Start(Arc<Task>, Body),
 }
 
@@ -488,7 +488,7 @@ impl Runtime {
             let _ = p.join();
         }
         // Tasks still registered are blocked (or were never started): unwind and drop
-        // their coroutines here, outside the registry lock.
+        // their contexts here, outside the registry lock.
         let left: Vec<Arc<Task>> = sh.registry.drain();
         for t in &left {
             // SAFETY: every worker has exited, so nobody else touches task locals, and
@@ -552,7 +552,7 @@ fn current_runtime() -> Arc<RtShared> {
 pub fn yield_now() {
     let t = crate::worker::current_task();
     if !t.is_null() {
-        // SAFETY: `t` is the current task and we are inside its coroutine.
+        // SAFETY: `t` is the current task and we are running on its context.
         unsafe { crate::worker::suspend(&*t, crate::task::Suspend::Yield) };
     }
 }

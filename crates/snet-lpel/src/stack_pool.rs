@@ -93,7 +93,7 @@ unsafe impl Stack for TaskStack {
 }
 
 /// A stack that may move between threads: it is plain memory with no thread
-/// affinity once its coroutine has finished.
+/// affinity once its task's context has ended.
 struct SendStack(TaskStack);
 
 // SAFETY: a pooled stack belongs to no context (its task's context ended and the
@@ -211,7 +211,7 @@ impl StackPool {
         Ok(stack)
     }
 
-    /// Returns the stack of a finished coroutine (`size` is what its task asked for;
+    /// Returns the stack of a task whose context has ended (`size` is what its task asked for;
     /// a smaller fallback stack goes back under its own size).
     pub(crate) fn give(&mut self, stack: TaskStack, size: usize) {
         let usable = stack.base().get() - stack.limit().get();

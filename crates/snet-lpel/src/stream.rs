@@ -347,7 +347,7 @@ fn block_with(
     let t = current_task();
     if !t.is_null() {
         if register(t) == Reg::Registered {
-            // SAFETY: `t` is the running task and we are inside its coroutine.
+            // SAFETY: `t` is the running task and we are running on its context.
             unsafe {
                 (*t).set_state(state);
                 (*t).blocked_on.store(
@@ -746,7 +746,7 @@ pub fn poll_from(set: &[&dyn Pollable], start: usize) -> usize {
                     ps.extend(hooks.iter().map(|h| Arc::clone(h.meta)));
                 }
                 me.set_state(TaskState::BlockedAny);
-                // SAFETY: `me` is the running task; we are inside its coroutine.
+                // SAFETY: `me` is the running task; we are running on its context.
                 unsafe { suspend(me, Suspend::Block) };
             }
         }

@@ -690,8 +690,8 @@ impl Engine for LpelEngine {
         // Tasks need `'static` closures but borrow `run` (which borrows the net, the
         // boxes and the output). Every task is created on `rt`, and `rt` is shut down
         // (explicitly below, or by its `Drop` if this function unwinds) before `run`
-        // goes out of scope; shutdown joins the workers and drops every remaining
-        // coroutine. Nothing else keeps the reference: the per-instance state in
+        // goes out of scope; shutdown joins the workers and unwinds every remaining
+        // task context. Nothing else keeps the reference: the per-instance state in
         // engine slots (`BoxState`) holds no reference to `run`.
         // SAFETY: `run` outlives every use of `r` (the shutdown argument above).
         let r: &'static StaticRun = unsafe { &*(&run as *const Run<'_>).cast::<StaticRun>() };

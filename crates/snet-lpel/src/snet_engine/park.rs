@@ -137,7 +137,7 @@ pub(crate) fn block(state: TaskState, on: &StreamMeta) {
         }
         return;
     }
-    // SAFETY: `t` is the running task and we are inside its coroutine; it registered
+    // SAFETY: `t` is the running task and we are running on its context; it registered
     // a `Waiter::Task` for itself under a lock, so exactly one party will wake it.
     unsafe {
         (*t).set_state(state);
