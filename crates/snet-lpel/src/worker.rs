@@ -88,9 +88,6 @@ pub(crate) struct WorkerCtx {
     sched_sp: Cell<*mut u8>,
     /// Dispatches since the mailbox was last drained.
     since_mail: Cell<u32>,
-    /// Whether a blocking task may switch straight to the next ready task (nothing
-    /// is monitored or timed per dispatch).
-    direct: bool,
     /// Streams touched in the current dispatch (monitoring level b and up).
     pub(crate) dirty: UnsafeCell<Vec<Dirty>>,
     pub(crate) mon_streams: bool,
@@ -156,7 +153,9 @@ pub(crate) unsafe fn suspend(task: &Task, why: Suspend) {
     // resumes on another thread).
     let r = unsafe {
         let c = &*c;
-        if why == Suspend::Block && c.direct && c.since_mail.get() < MAIL_EVERY {
+        // Direct switches only when nothing is monitored or timed per dispatch (the
+        // worker loop records those).
+        if why == Suspend::Block && !c.timing && c.since_mail.get() < MAIL_EVERY {
             if let Some(next) = c.ready().fetch_started() {
                 c.since_mail.set(c.since_mail.get() + 1);
                 c.stats().dispatches += 1;
@@ -406,7 +405,6 @@ impl WorkerCtx {
             current: Cell::new(ptr::null()),
             sched_sp: Cell::new(ptr::null_mut()),
             since_mail: Cell::new(0),
-            direct: monitor.is_none() && track_ready.is_none(),
             dirty: UnsafeCell::new(Vec::new()),
             mon_streams: monitor.as_ref().is_some_and(|m| m.wants_streams()),
             timing: monitor.is_some() || track_ready.is_some(),
