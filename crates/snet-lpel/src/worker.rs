@@ -155,7 +155,7 @@ pub(crate) unsafe fn suspend(task: &Task, why: Suspend) {
         let c = &*c;
         // Direct switches only when nothing is monitored or timed per dispatch (the
         // worker loop records those).
-        if why == Suspend::Block && !c.timing && c.since_mail.get() < MAIL_EVERY {
+        if why == Suspend::Block && !c.timing && c.mail_can_wait() {
             if let Some(next) = c.ready().fetch_started() {
                 c.since_mail.set(c.since_mail.get() + 1);
                 c.stats().dispatches += 1;
@@ -431,6 +431,23 @@ impl WorkerCtx {
     fn stats(&self) -> &mut WorkerStats {
         // SAFETY: worker-thread only, short-lived uses.
         unsafe { &mut *self.stats.get() }
+    }
+
+    /// Whether a blocking task may switch straight to the next ready task as far as
+    /// the mailbox is concerned: fewer than `MAIL_EVERY` dispatches since it was
+    /// drained, or, at that point, nothing in it and no shutdown (the count restarts).
+    /// Only mail (or shutdown) sends a task back through the worker loop.
+    #[inline(always)]
+    fn mail_can_wait(&self) -> bool {
+        if self.since_mail.get() < MAIL_EVERY {
+            return true;
+        }
+        let empty =
+            self.rt.workers[self.index].mailbox.is_empty() && !self.rt.shutdown.load(Relaxed);
+        if empty {
+            self.since_mail.set(0);
+        }
+        empty
     }
 
     /// PUT-READY on this worker.
@@ -754,10 +771,11 @@ pub(crate) fn run_worker(rt: Arc<RtShared>, index: usize, started: Arc<AtomicBoo
     }
     started.store(true, Release);
     loop {
-        // Step 1: the mailbox is drained every MAIL_EVERY dispatches (direct switches
-        // between tasks included) and whenever the ready set runs empty (a remote
-        // wake-up waits at most MAIL_EVERY local dispatches; the check is not paid on
-        // every local switch).
+        // Step 1: the mailbox is drained every MAIL_EVERY dispatches and whenever the
+        // ready set runs empty (a remote wake-up waits at most MAIL_EVERY local
+        // dispatches; the check is not paid on every local switch). Direct switches
+        // between tasks count as dispatches and look at the mailbox themselves at that
+        // point (`mail_can_wait`): a task comes back here only when there is mail.
         if ctx.since_mail.get() >= MAIL_EVERY {
             ctx.since_mail.set(0);
             ctx.drain_mailbox();
