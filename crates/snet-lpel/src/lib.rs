@@ -9,7 +9,7 @@
 //!   any of a set (`Ba`), zombie (`Z`).
 //! * **Workers**: one thread per core, each with a private ready set and a lock-free
 //!   mailbox for wake-ups and task starts from other threads.
-//! * **Streams** ([`stream`]) are bounded single-producer single-consumer FIFOs; full
+//! * **Streams** ([`stream()`]) are bounded single-producer single-consumer FIFOs; full
 //!   and empty suspend the task and the peer wakes it; a write to an empty stream
 //!   whose reader is blocked hands the item straight to that reader. [`poll`] waits
 //!   on a set; a stream may be unbounded or written past its capacity on request.

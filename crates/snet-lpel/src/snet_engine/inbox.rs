@@ -30,7 +30,7 @@
 //!
 //! Counting jobs alone lets big records multiply: 64 queued plus 64 in hand per box,
 //! at 16 MB each, is 2 GB per pipeline stage. The inbox therefore also counts the field
-//! payload bytes of its queued jobs ([`Record::payload_bytes`]): a push blocks as well
+//! payload bytes of its queued jobs ([`snet_core::Record::payload_bytes`]): a push blocks as well
 //! while the queue is non-empty and holds `max_bytes` or more, and a take stops once it
 //! has taken `max_bytes` (always at least one job). The liveness argument above is
 //! unchanged: a producer registers only while the queue is non-empty, so a later take
