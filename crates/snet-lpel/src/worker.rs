@@ -157,13 +157,9 @@ pub(crate) unsafe fn suspend(task: &Task, why: Suspend) {
         // worker loop records those).
         if why == Suspend::Block && !c.timing && c.mail_can_wait() {
             if let Some(next) = c.ready().fetch_started() {
-                c.since_mail.set(c.since_mail.get() + 1);
-                c.stats().dispatches += 1;
-                next.local().dispatches += 1;
-                next.set_state(TaskState::Running);
-                let np = Arc::into_raw(next);
-                // Our own reference stays leaked: it is the blocked reference.
-                c.current.set(np);
+                // Our own reference stays leaked in `current`'s place: it is the
+                // blocked reference.
+                let (np, _) = c.begin_run(next);
                 fiber::switch(task.sp.as_ptr(), (*np).sp.get(), RESUME_RUN)
             } else {
                 fiber::switch(task.sp.as_ptr(), c.sched_sp.get(), SUSP_BLOCK)
@@ -195,34 +191,25 @@ unsafe extern "C" fn task_entry(arg: usize, data: *mut u8) -> ! {
     // SAFETY: the task's context is the only code touching its local part while it
     // runs (the worker holds no borrow across the switch); each use is short.
     let body = unsafe { t.local().pending.take() };
-    let code = match body {
-        Some(body) if arg != RESUME_UNWIND => {
-            match catch_unwind(AssertUnwindSafe(|| run_body(t, body))) {
-                Ok(exit) => {
-                    // SAFETY: as above.
-                    unsafe { t.local().exit = Some(exit) };
-                    SUSP_DONE
-                }
-                Err(p) if p.is::<ForcedUnwind>() => {
-                    // SAFETY: as above.
-                    unsafe { t.local().exit = Some(TaskExit::Done) };
-                    SUSP_DONE
-                }
-                Err(p) => {
-                    // SAFETY: as above.
-                    unsafe { t.local().panic = Some(p) };
-                    SUSP_PANIC
-                }
-            }
-        }
+    let outcome = match body {
+        Some(body) if arg != RESUME_UNWIND => catch_unwind(AssertUnwindSafe(|| run_body(t, body))),
+        // Unwound before it ever ran (or no body at all).
         body => {
-            // Unwound before it ever ran (or no body at all).
             drop(body);
-            // SAFETY: as above.
-            unsafe { t.local().exit = Some(TaskExit::Done) };
-            SUSP_DONE
+            Ok(TaskExit::Done)
         }
     };
+    let (exit, code) = match outcome {
+        Ok(exit) => (exit, SUSP_DONE),
+        Err(p) if p.is::<ForcedUnwind>() => (TaskExit::Done, SUSP_DONE),
+        Err(p) => {
+            // SAFETY: as above.
+            unsafe { t.local().panic = Some(p) };
+            (TaskExit::Done, SUSP_PANIC)
+        }
+    };
+    // SAFETY: as above.
+    unsafe { t.local().exit = Some(exit) };
     // SAFETY: `ret` was set by whoever switched in and points to its saved stack
     // pointer; nothing on this stack needs dropping any more (the body and the panic
     // payload have been consumed or moved into `local`).
@@ -538,13 +525,7 @@ impl WorkerCtx {
                 record_ready_time(&t, l, start.saturating_sub(l.ready_since), window);
             }
         }
-        l.dispatches += 1;
-        let disp = l.dispatches;
-        self.stats().dispatches += 1;
-        self.since_mail.set(self.since_mail.get() + 1);
-        t.set_state(TaskState::Running);
-        let tp = Arc::into_raw(t);
-        self.current.set(tp);
+        let (tp, disp) = self.begin_run(t);
         // SAFETY: the task's context is suspended (or new) on its stack, which the
         // task owns; we hold the reference in `current` while it runs.
         let code = unsafe { fiber::switch(self.sched_sp.as_ptr(), (*tp).sp.get(), RESUME_RUN) };
@@ -559,6 +540,23 @@ impl WorkerCtx {
         // SAFETY: `current` held a reference made by `Arc::into_raw`.
         let t = unsafe { Arc::from_raw(tp) };
         self.after_dispatch(t, code, disp, start);
+    }
+
+    /// Dispatch bookkeeping shared by the worker's dispatch and a task's direct switch:
+    /// counts the dispatch, marks `t` running and makes it `current` (its reference
+    /// moves there). Returns the task and its dispatch number.
+    #[inline(always)]
+    fn begin_run(&self, t: Arc<Task>) -> (*const Task, u64) {
+        // SAFETY: we own `t` and it is not running; the borrow ends here.
+        let l = unsafe { t.local() };
+        l.dispatches += 1;
+        let disp = l.dispatches;
+        self.stats().dispatches += 1;
+        self.since_mail.set(self.since_mail.get() + 1);
+        t.set_state(TaskState::Running);
+        let tp = Arc::into_raw(t);
+        self.current.set(tp);
+        (tp, disp)
     }
 
     /// The rest of [`WorkerCtx::dispatch`]: monitoring output, and what the task's
