@@ -32,7 +32,7 @@ pub use boxes::{Arg, Args, BoxFailure, BoxFn, BoxSig, BoxTable, Emitter};
 pub use engine::{Engine, RecordSink, RecordSource, RunOptions, RunStats};
 pub use error::RunError;
 pub use label::{Label, LabelKind};
-pub use net::{GuardedPattern, Net, Node, NodeId, NodeKind, Variant};
+pub use net::{Family, GuardedPattern, Net, Node, NodeId, NodeKind, Variant};
 pub use record::{DataMode, Field, Record};
 pub use seq::SeqEngine;
 /// Builds an [`Args`] in place, like `vec!` (no allocation for up to four values).

@@ -25,6 +25,38 @@ pub fn variant(mut labels: Vec<Label>) -> Variant {
     labels
 }
 
+/// An entry of a parallel branch's routing type (spec §8): the variants `labels ∪ S`
+/// for every subset `S` of `optional` (disjoint from `labels`, both sorted). With no
+/// optional labels it is one variant; with `k` it stands for `2^k` variants — how the
+/// input type of a long chain whose stages may or may not produce a label stays small
+/// (a chain of `n` boxes with an error exit has `2^(n-1)` input variants).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct Family {
+    /// Labels every variant of the family has.
+    pub labels: Variant,
+    /// Labels each variant may or may not have.
+    pub optional: Variant,
+}
+
+impl Family {
+    /// The family of the single variant `labels`.
+    pub fn exact(labels: Variant) -> Family {
+        Family {
+            labels,
+            optional: Vec::new(),
+        }
+    }
+}
+
+impl std::fmt::Display for Family {
+    /// `{a,b,c?}`: the labels, then each optional label with a `?`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut parts: Vec<String> = self.labels.iter().map(|l| l.to_string()).collect();
+        parts.extend(self.optional.iter().map(|l| format!("{l}?")));
+        write!(f, "{{{}}}", parts.join(","))
+    }
+}
+
 /// A pattern with an optional guard (spec §3.6 `GuardedPat`, §5.3).
 #[derive(Debug, Clone, PartialEq)]
 pub struct GuardedPattern {
@@ -82,12 +114,13 @@ pub enum NodeKind {
     /// Serial composition `A .. B`.
     Serial(NodeId, NodeId),
     /// Parallel composition `A | B | ...` (`det`: `||`). `routes[i]` is the input type
-    /// of branch `i` (spec §8); an empty list marks an initialiser branch.
+    /// of branch `i` (spec §8) as a list of variant families; an empty list marks an
+    /// initialiser branch.
     Parallel {
         /// Branches, left to right.
         branches: Vec<NodeId>,
         /// Input type of each branch.
-        routes: Vec<Vec<Variant>>,
+        routes: Vec<Vec<Family>>,
         /// Deterministic variant `||`.
         det: bool,
     },

@@ -1,7 +1,7 @@
 //! Pattern matching and best-match routing (spec §5.3, §7.8).
 
 use crate::label::LabelKind;
-use crate::net::{GuardedPattern, Variant};
+use crate::net::{Family, GuardedPattern, Variant};
 use crate::record::Record;
 use crate::tagexpr::EvalError;
 
@@ -53,12 +53,41 @@ pub fn score(rec: &Record, v: &Variant) -> Option<usize> {
     Some(s)
 }
 
+/// The best [`score`] of `rec` against any variant of family `f`, without listing the
+/// variants: every label of `f.labels` that is not a binding tag must be in `rec`, each
+/// optional one in `rec` counts, and every binding tag of `rec` must be in the family
+/// (a variant that takes all optional binding tags loses nothing, since binding tags
+/// of the variant only restrict).
+pub fn family_score(rec: &Record, f: &Family) -> Option<usize> {
+    let mut s = 0;
+    for l in &f.labels {
+        if l.kind() != LabelKind::BTag {
+            if !rec.has(*l) {
+                return None;
+            }
+            s += 1;
+        }
+    }
+    for l in &f.optional {
+        if l.kind() != LabelKind::BTag && rec.has(*l) {
+            s += 1;
+        }
+    }
+    for (b, _) in rec.btags() {
+        if !f.labels.contains(b) && !f.optional.contains(b) {
+            return None;
+        }
+        s += 1;
+    }
+    Some(s)
+}
+
 /// The branch a record goes to: highest score, ties to the leftmost (spec §7.8).
 /// Branches with an empty route list (initialisers) never match.
-pub fn best_branch(rec: &Record, routes: &[Vec<Variant>]) -> Option<usize> {
+pub fn best_branch(rec: &Record, routes: &[Vec<Family>]) -> Option<usize> {
     let mut best: Option<(usize, usize)> = None;
     for (i, vs) in routes.iter().enumerate() {
-        let s = vs.iter().filter_map(|v| score(rec, v)).max();
+        let s = vs.iter().filter_map(|f| family_score(rec, f)).max();
         if let Some(s) = s {
             if best.is_none_or(|(_, bs)| s > bs) {
                 best = Some((i, s));
@@ -78,7 +107,8 @@ mod tests {
     fn ties_go_left_and_btags_restrict() {
         let a = Label::field("A");
         let b = Label::field("B");
-        let routes = vec![vec![variant(vec![a])], vec![variant(vec![b])], vec![vec![]]];
+        let ex = |v: Vec<Label>| Family::exact(variant(v));
+        let routes = vec![vec![ex(vec![a])], vec![ex(vec![b])], vec![ex(vec![])]];
         let r = Record::new()
             .with_field("A", Value::int(1))
             .with_field("B", Value::int(1));
@@ -87,7 +117,7 @@ mod tests {
         assert_eq!(best_branch(&c, &routes), Some(2));
         let bt = Record::new().with_btag("x", 1);
         assert_eq!(best_branch(&bt, &routes), None);
-        let routes2 = vec![vec![vec![]], vec![variant(vec![Label::btag("x")])]];
+        let routes2 = vec![vec![ex(vec![])], vec![ex(vec![Label::btag("x")])]];
         assert_eq!(best_branch(&bt, &routes2), Some(1));
     }
 }

@@ -703,14 +703,10 @@ fn enter_frame(inst: &Arc<Inst>, tok: &mut Token) {
     }
 }
 
-fn show_variants(vs: &[crate::net::Variant]) -> String {
-    let parts: Vec<String> = vs
-        .iter()
-        .map(|v| {
-            let ls: Vec<String> = v.iter().map(|l| l.to_string()).collect();
-            format!("{{{}}}", ls.join(","))
-        })
-        .collect();
+/// A branch's routing type for an error message: `{a,b} | {c,d?}` (`d?`: a label the
+/// variants may or may not have, see [`crate::net::Family`]).
+fn show_variants(vs: &[crate::net::Family]) -> String {
+    let parts: Vec<String> = vs.iter().map(|f| f.to_string()).collect();
     if parts.is_empty() {
         "(initialiser)".into()
     } else {

@@ -3,7 +3,7 @@
 
 use proptest::prelude::*;
 use snet_core::filter;
-use snet_core::net::{variant, Filter, OutItem};
+use snet_core::net::{variant, Family, Filter, OutItem};
 use snet_core::{pattern, Label, LabelKind, Record, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -64,15 +64,47 @@ proptest! {
     #[test]
     fn routing_matches_the_naive_model(
         x in arb_labels(),
-        routes in prop::collection::vec(prop::collection::vec(arb_labels(), 0..3), 1..4),
+        routes in prop::collection::vec(
+            prop::collection::vec((arb_labels(), arb_labels()), 0..3),
+            1..4,
+        ),
     ) {
+        // Each route entry is a family (labels, optional); the model lists its 2^k
+        // variants and routes on them, the core scores the family directly.
         let rec = record_of(&x, 0);
         let xs: BTreeSet<Label> = x.iter().copied().collect();
-        let core_routes: Vec<Vec<Vec<Label>>> =
-            routes.iter().map(|vs| vs.iter().map(|v| variant(v.clone())).collect()).collect();
-        let model_routes: Vec<Vec<BTreeSet<Label>>> =
-            routes.iter().map(|vs| vs.iter().map(|v| v.iter().copied().collect()).collect()).collect();
-        prop_assert_eq!(pattern::best_branch(&rec, &core_routes), naive_route(&xs, &model_routes));
+        let families: Vec<Vec<Family>> = routes
+            .iter()
+            .map(|vs| {
+                vs.iter()
+                    .map(|(req, opt)| {
+                        let labels = variant(req.clone());
+                        let optional =
+                            variant(opt.iter().copied().filter(|l| !labels.contains(l)).collect());
+                        Family { labels, optional }
+                    })
+                    .collect()
+            })
+            .collect();
+        let model_routes: Vec<Vec<BTreeSet<Label>>> = families
+            .iter()
+            .map(|vs| {
+                let mut out = Vec::new();
+                for f in vs {
+                    for bits in 0u32..(1 << f.optional.len()) {
+                        let mut v: BTreeSet<Label> = f.labels.iter().copied().collect();
+                        for (i, l) in f.optional.iter().enumerate() {
+                            if bits & (1 << i) != 0 {
+                                v.insert(*l);
+                            }
+                        }
+                        out.push(v);
+                    }
+                }
+                out
+            })
+            .collect();
+        prop_assert_eq!(pattern::best_branch(&rec, &families), naive_route(&xs, &model_routes));
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! (inferred input types into a network, explicit output types out of it). A net that
 //! is referenced twice is drawn twice, as engines instantiate it twice.
 
-use crate::sema::infer::{show_type, show_variant};
+use crate::sema::infer::{show_families, show_type, show_variant};
 use crate::sema::lower::NodeTypes;
 use snet_core::net::{GuardedPattern, Net, NodeId, NodeKind, OutItem};
 use std::fmt::Write as _;
@@ -243,7 +243,7 @@ impl Dot<'_> {
                             "{r} -> {e} [style=dotted, label=\"initialiser\"];"
                         ));
                     } else {
-                        self.edge(&r, &e, &show_type(route), "");
+                        self.edge(&r, &e, &show_families(route), "");
                     }
                     let label = self.out_types(*b);
                     self.edge(&x, &m, &label, "");

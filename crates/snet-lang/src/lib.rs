@@ -213,7 +213,8 @@ pub fn compile_str(file_name: &str, source: &str) -> Result<Compiled, Diagnostic
     };
 
     let mut inf = Infer::new(&ir);
-    let routing_overflow = inf.routing_overflow();
+    let fam = sema::family::FamInfer::new(&ir);
+    let routing_overflow = fam.routing_overflow();
     sema::check(&ir, &mut inf, &mut diags);
     let body = ir.nets[entry].body;
     if inf.input(body).is_empty() && !errors(&diags) {
@@ -251,7 +252,7 @@ pub fn compile_str(file_name: &str, source: &str) -> Result<Compiled, Diagnostic
         }
         return Err(finish(all));
     }
-    let (net, ir_of, used) = Lowering::new(&ir, &inf, &file).run(entry);
+    let (net, ir_of, used) = Lowering::new(&ir, &fam, &file).run(entry);
     let box_interfaces = used
         .iter()
         .map(|b| (ir.boxes[*b].name.clone(), ir.boxes[*b].interface.clone()))

@@ -1,7 +1,7 @@
 //! Routing types (spec §8): the worked checks of the spec, observed on the lowered
 //! `Net` (the routes of parallel compositions) and on printed signatures.
 
-use snet_core::net::{NodeKind, Variant};
+use snet_core::net::{Family, NodeKind};
 use snet_core::Net;
 
 const MD: &str = "<metadata><default><interface value=\"C4SNet\"/></default></metadata>\n";
@@ -13,8 +13,14 @@ fn compile(name: &str, src: &str) -> snet_lang::Compiled {
     }
 }
 
-fn show(v: &Variant) -> String {
-    let mut ls: Vec<String> = v.iter().map(|l| l.to_string()).collect();
+/// A route entry as `{a,b,c?}` (`c?`: optional, see `snet_core::net::Family`).
+fn show(f: &Family) -> String {
+    let mut ls: Vec<String> = f
+        .labels
+        .iter()
+        .map(|l| l.to_string())
+        .chain(f.optional.iter().map(|l| format!("{l}?")))
+        .collect();
     ls.sort();
     format!("{{{}}}", ls.join(","))
 }
@@ -86,10 +92,8 @@ fn split_of_a_star_of_synchrocells() {
         "s",
         "net s { net cells connect [| {<V>}, {<W>} |] * {<V>,<W>}; } connect (cells ! <M>) | [];",
     );
-    assert_eq!(
-        routes(&c.net)[0],
-        vec!["{<M>,<V>}", "{<M>,<W>}", "{<M>,<V>,<W>}"]
-    );
+    // Three variants, routed as two families: `{<M>,<V>}` and `{<M>,<W>,<V>?}`.
+    assert_eq!(routes(&c.net)[0], vec!["{<M>,<V>}", "{<M>,<V>?,<W>}"]);
 }
 
 #[test]
@@ -121,7 +125,7 @@ fn initialiser_branches_get_empty_routes_and_splits_add_the_index() {
     let mut found = false;
     for n in &c.net.nodes {
         if let NodeKind::Parallel { routes, .. } = &n.kind {
-            if routes.len() == 2 && routes[0].iter().any(|v| v.len() == 2) {
+            if routes.len() == 2 && routes[0].iter().any(|v| v.labels.len() == 2) {
                 assert_eq!(show(&routes[0][0]), "{<#k>,a}");
                 found = true;
             }
@@ -206,4 +210,60 @@ fn a_long_chain_of_choices_compiles_although_its_own_type_is_too_large() {
     assert!(start.elapsed().as_secs() < 20, "{:?}", start.elapsed());
     assert_eq!(routes(&c.net), vec![vec!["{x0}"], vec!["{}"]]);
     assert_eq!(c.signature, "...");
+}
+
+#[test]
+fn a_long_pipeline_with_an_error_exit_is_one_family() {
+    // `b0 .. b1 .. ...` with `bi((xi) -> (xi+1) | (err))`: §8 gives the chain 2^(n-1)
+    // input variants ({x0} plus any of x1..x(n-1), which a record may carry past the
+    // stage that failed). Fourteen stages used to fail with E0504 as a branch of `|`;
+    // as one family the type stays one entry and routing stays exact.
+    let n = 24;
+    let boxes: String = (0..n)
+        .map(|i| format!("box b{i}((x{i}) -> (x{}) | (err));", i + 1))
+        .collect();
+    let chain: Vec<String> = (0..n).map(|i| format!("b{i}")).collect();
+    let src = format!(
+        "net pipe {{ {boxes} box report((err) -> (msg)); }} connect ({}) | report;",
+        chain.join(" .. ")
+    );
+    let start = std::time::Instant::now();
+    let c = compile("pipe", &src);
+    assert!(start.elapsed().as_secs() < 20, "{:?}", start.elapsed());
+    let opt: Vec<String> = (1..n).map(|i| format!("x{i}?")).collect();
+    let mut want = vec!["x0".to_owned()];
+    want.extend(opt);
+    want.sort();
+    assert_eq!(
+        routes(&c.net),
+        vec![
+            vec![format!("{{{}}}", want.join(","))],
+            vec!["{err}".to_owned()]
+        ]
+    );
+    // Routing on the lowered net: the pipeline takes {x0} and, with a better score,
+    // {x0, x5, err}; the report takes {err}; {x3} alone goes nowhere.
+    let routes_of = |net: &Net| {
+        net.nodes
+            .iter()
+            .find_map(|n| match &n.kind {
+                NodeKind::Parallel { routes, .. } => Some(routes.clone()),
+                _ => None,
+            })
+            .unwrap()
+    };
+    let r = routes_of(&c.net);
+    let rec = |labels: &[&str]| {
+        let mut rec = snet_core::Record::new();
+        for l in labels {
+            rec = rec.with_field(l, snet_core::Value::int(1));
+        }
+        rec
+    };
+    use snet_core::pattern::best_branch;
+    assert_eq!(best_branch(&rec(&["x0"]), &r), Some(0));
+    assert_eq!(best_branch(&rec(&["err"]), &r), Some(1));
+    assert_eq!(best_branch(&rec(&["x0", "x5", "err"]), &r), Some(0));
+    assert_eq!(best_branch(&rec(&["err", "x5"]), &r), Some(1));
+    assert_eq!(best_branch(&rec(&["x3"]), &r), None);
 }

@@ -154,16 +154,6 @@ impl<'ir> Infer<'ir> {
         self.in_incomplete[id]
     }
 
-    /// A parallel branch whose input type (its routing type) is incomplete, if any.
-    pub(crate) fn routing_overflow(&self) -> Option<IrId> {
-        self.ir.nodes.iter().find_map(|n| match &n.kind {
-            IrKind::Par { branches, .. } => {
-                branches.iter().copied().find(|b| self.in_incomplete[*b])
-            }
-            _ => None,
-        })
-    }
-
     /// `in(id)` for use in a computation (taints it if incomplete).
     fn in_of(&mut self, id: IrId) -> Rc<Ty> {
         self.tainted |= self.in_incomplete[id];
@@ -220,27 +210,11 @@ impl<'ir> Infer<'ir> {
             // The result is incomplete anyway; keep the rest cheap.
             return vec![Vec::new()];
         }
+        if let Some(t) = leaf_input(ir, id) {
+            return t;
+        }
         match &ir.nodes[id].kind {
-            IrKind::Box(b) => match &ir.boxes[*b].input {
-                Some(ls) => vec![variant_of(ls)],
-                None => Vec::new(),
-            },
-            IrKind::Net(n) => match &ir.nets[*n].sig {
-                Some(sig) => Self::sig_inputs(sig),
-                None => self.in_of(ir.nets[*n].body).to_vec(),
-            },
-            IrKind::Identity | IrKind::Error => vec![Vec::new()],
-            IrKind::Filter(f) => vec![f.pattern.clone()],
-            IrKind::Sync(ps) => {
-                let mut t = Ty::new();
-                let mut all = Vec::new();
-                for p in ps {
-                    push_unique(&mut t, p.labels.clone());
-                    all = union(&all, &p.labels);
-                }
-                push_unique(&mut t, all);
-                t
-            }
+            IrKind::Net(n) => self.in_of(ir.nets[*n].body).to_vec(),
             IrKind::Serial(a, b) => {
                 let (a, b) = (*a, *b);
                 let mut t = TyBuilder::default();
@@ -297,6 +271,11 @@ impl<'ir> Infer<'ir> {
                 }
             }
             IrKind::Feedback { body, .. } | IrKind::At { body, .. } => self.in_of(*body).to_vec(),
+            IrKind::Box(_)
+            | IrKind::Identity
+            | IrKind::Error
+            | IrKind::Filter(_)
+            | IrKind::Sync(_) => unreachable!("leaf_input covers it"),
         }
     }
 
@@ -323,48 +302,11 @@ impl<'ir> Infer<'ir> {
         if !self.spend(1) {
             return Ty::new();
         }
+        if let Some(t) = leaf_output(ir, id, v) {
+            return t;
+        }
         match &ir.nodes[id].kind {
-            IrKind::Box(b) => {
-                let mut t = Ty::new();
-                for o in &ir.boxes[*b].outputs {
-                    push_unique(&mut t, variant_of(o));
-                }
-                t
-            }
-            IrKind::Net(n) => match &ir.nets[*n].sig {
-                Some(sig) => Self::sig_output(sig, v),
-                None => self.output(ir.nets[*n].body, v),
-            },
-            IrKind::Identity | IrKind::Error => vec![v.clone()],
-            IrKind::Filter(f) => {
-                let mut t = Ty::new();
-                let actions = f.guards.iter().map(|(_, a)| a).chain([&f.default]);
-                for a in actions {
-                    for rec in a {
-                        // An empty `{}` contributes the empty variant: §8's worked
-                        // check `[{<Decipher>} -> {}] .. KeyInvert` needs it (the
-                        // reference's signature dumps left it out).
-                        let labels: Vec<Label> = rec
-                            .iter()
-                            .map(|it| match it {
-                                snet_core::net::OutItem::Field { to, .. }
-                                | snet_core::net::OutItem::Tag { to, .. } => *to,
-                            })
-                            .collect();
-                        push_unique(&mut t, variant_of(&labels));
-                    }
-                }
-                t
-            }
-            IrKind::Sync(ps) => {
-                let mut all = Vec::new();
-                for p in ps {
-                    all = union(&all, &p.labels);
-                }
-                let mut t = vec![v.clone()];
-                push_unique(&mut t, all);
-                t
-            }
+            IrKind::Net(n) => self.output(ir.nets[*n].body, v),
             IrKind::Serial(a, b) => {
                 let (a, b) = (*a, *b);
                 let outs_a = self.output(a, v);
@@ -432,16 +374,15 @@ impl<'ir> Infer<'ir> {
                 }
                 t
             }
-            IrKind::Star { exits, .. } => {
-                let mut t = Ty::new();
-                for p in exits {
-                    push_unique(&mut t, p.labels.clone());
-                }
-                t
-            }
             IrKind::Split { body, .. }
             | IrKind::Feedback { body, .. }
             | IrKind::At { body, .. } => self.output(*body, v),
+            IrKind::Box(_)
+            | IrKind::Identity
+            | IrKind::Error
+            | IrKind::Filter(_)
+            | IrKind::Sync(_)
+            | IrKind::Star { .. } => unreachable!("leaf_output covers it"),
         }
     }
 
@@ -485,6 +426,86 @@ impl<'ir> Infer<'ir> {
     }
 }
 
+/// `in(E)` of the nodes whose input type is given, not computed from other nodes':
+/// boxes, nets with a declared signature, the identity, filters and synchrocells
+/// (spec §8's first table). `None` for every other node.
+pub(crate) fn leaf_input(ir: &Ir, id: IrId) -> Option<Ty> {
+    Some(match &ir.nodes[id].kind {
+        IrKind::Box(b) => match &ir.boxes[*b].input {
+            Some(ls) => vec![variant_of(ls)],
+            None => Vec::new(),
+        },
+        IrKind::Net(n) => Infer::sig_inputs(ir.nets[*n].sig.as_ref()?),
+        IrKind::Identity | IrKind::Error => vec![Vec::new()],
+        IrKind::Filter(f) => vec![f.pattern.clone()],
+        IrKind::Sync(ps) => {
+            let mut t = Ty::new();
+            let mut all = Vec::new();
+            for p in ps {
+                push_unique(&mut t, p.labels.clone());
+                all = union(&all, &p.labels);
+            }
+            push_unique(&mut t, all);
+            t
+        }
+        _ => return None,
+    })
+}
+
+/// `out(E, v)` of the nodes whose outputs are given, not computed from other nodes':
+/// boxes, nets with a declared signature, the identity, filters, synchrocells and
+/// serial replication (spec §8's second table). `None` for every other node.
+pub(crate) fn leaf_output(ir: &Ir, id: IrId, v: &Variant) -> Option<Ty> {
+    Some(match &ir.nodes[id].kind {
+        IrKind::Box(b) => {
+            let mut t = Ty::new();
+            for o in &ir.boxes[*b].outputs {
+                push_unique(&mut t, variant_of(o));
+            }
+            t
+        }
+        IrKind::Net(n) => Infer::sig_output(ir.nets[*n].sig.as_ref()?, v),
+        IrKind::Identity | IrKind::Error => vec![v.clone()],
+        IrKind::Filter(f) => {
+            let mut t = Ty::new();
+            let actions = f.guards.iter().map(|(_, a)| a).chain([&f.default]);
+            for a in actions {
+                for rec in a {
+                    // An empty `{}` contributes the empty variant: §8's worked check
+                    // `[{<Decipher>} -> {}] .. KeyInvert` needs it (the reference's
+                    // signature dumps left it out).
+                    let labels: Vec<Label> = rec
+                        .iter()
+                        .map(|it| match it {
+                            snet_core::net::OutItem::Field { to, .. }
+                            | snet_core::net::OutItem::Tag { to, .. } => *to,
+                        })
+                        .collect();
+                    push_unique(&mut t, variant_of(&labels));
+                }
+            }
+            t
+        }
+        IrKind::Sync(ps) => {
+            let mut all = Vec::new();
+            for p in ps {
+                all = union(&all, &p.labels);
+            }
+            let mut t = vec![v.clone()];
+            push_unique(&mut t, all);
+            t
+        }
+        IrKind::Star { exits, .. } => {
+            let mut t = Ty::new();
+            for p in exits {
+                push_unique(&mut t, p.labels.clone());
+            }
+            t
+        }
+        _ => return None,
+    })
+}
+
 /// Shows a variant as `{a, <t>, <#b>}`: fields, then tags, then binding tags, each by
 /// name.
 pub(crate) fn show_variant(v: &[Label]) -> String {
@@ -498,6 +519,28 @@ pub(crate) fn show_variant(v: &[Label]) -> String {
 pub(crate) fn show_type(t: &[Variant]) -> String {
     t.iter()
         .map(|v| show_variant(v))
+        .collect::<Vec<_>>()
+        .join(" | ")
+}
+
+/// Shows a family list like [`show_type`], each optional label with a `?`:
+/// `{a, b?} | {c}` stands for `{a} | {a, b} | {c}`.
+pub(crate) fn show_families(t: &[snet_core::net::Family]) -> String {
+    t.iter()
+        .map(|f| {
+            let mut ls: Vec<(Label, bool)> = f
+                .labels
+                .iter()
+                .map(|l| (*l, false))
+                .chain(f.optional.iter().map(|l| (*l, true)))
+                .collect();
+            ls.sort_by(|a, b| (a.0.kind(), a.0.name()).cmp(&(b.0.kind(), b.0.name())));
+            let parts: Vec<String> = ls
+                .iter()
+                .map(|(l, opt)| if *opt { format!("{l}?") } else { l.to_string() })
+                .collect();
+            format!("{{{}}}", parts.join(", "))
+        })
         .collect::<Vec<_>>()
         .join(" | ")
 }

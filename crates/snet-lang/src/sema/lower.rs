@@ -6,6 +6,7 @@
 //! right-nested binary `Serial` nodes; a choice chain is one n-ary `Parallel` whose
 //! `routes` are the inferred input types of its branches (§8).
 
+use super::family::FamInfer;
 use super::infer::{Infer, Ty};
 use super::ir::*;
 use crate::span::SourceFile;
@@ -40,7 +41,7 @@ pub(crate) struct NodeTypes {
 
 pub(crate) struct Lowering<'a, 'i> {
     ir: &'a Ir,
-    inf: &'a Infer<'i>,
+    fam: &'a FamInfer<'i>,
     file: &'a SourceFile,
     nodes: Vec<Node>,
     ir_of: Vec<IrId>,
@@ -52,10 +53,10 @@ pub(crate) struct Lowering<'a, 'i> {
 }
 
 impl<'a, 'i> Lowering<'a, 'i> {
-    pub(crate) fn new(ir: &'a Ir, inf: &'a Infer<'i>, file: &'a SourceFile) -> Self {
+    pub(crate) fn new(ir: &'a Ir, fam: &'a FamInfer<'i>, file: &'a SourceFile) -> Self {
         Lowering {
             ir,
-            inf,
+            fam,
             file,
             nodes: Vec::new(),
             ir_of: Vec::new(),
@@ -136,7 +137,7 @@ impl<'a, 'i> Lowering<'a, 'i> {
             IrKind::Par { det, branches } => {
                 let routes = branches
                     .iter()
-                    .map(|b| self.inf.input(*b).clone())
+                    .map(|b| self.fam.input(*b).clone())
                     .collect();
                 let bs = branches.iter().map(|b| self.node(*b)).collect();
                 self.push(

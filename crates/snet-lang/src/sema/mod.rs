@@ -3,6 +3,7 @@
 
 mod checks;
 mod convert;
+pub(crate) mod family;
 pub(crate) mod infer;
 pub(crate) mod ir;
 pub(crate) mod lower;
