@@ -43,7 +43,7 @@
 //! | E0501 | initialiser in a position where it would receive records |
 //! | E0502 | parallel composition of initialisers only |
 //! | E0503 | the entry network is an initialiser |
-//! | E0504 | inferred type too large |
+//! | E0504 | routing type of a parallel branch too large (over 4096 variant families) |
 //! | W0001 | no net named like the file; the last top-level net is the entry |
 //! | W0002 | box without interface metadata |
 //! | W0003 | unknown or unusable metadata |
@@ -235,7 +235,7 @@ pub fn compile_str(file_name: &str, source: &str) -> Result<Compiled, Diagnostic
             Diagnostic::error(
                 "E0504",
                 format!(
-                    "inferred type too large (more than {} variants)",
+                    "inferred type too large (more than {} variant families)",
                     sema::infer::MAX_VARIANTS
                 ),
             )
