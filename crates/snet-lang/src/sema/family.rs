@@ -42,12 +42,15 @@ pub(crate) type FTy = Vec<Family>;
 /// single variants).
 const MAX_EXPAND_BITS: usize = 12;
 
-/// The family input types of every node, and outputs on demand.
+/// The family input types of the branches of parallel compositions (and of what they
+/// are computed from), and outputs on demand. Types are computed when first needed: the
+/// rest of the program (nets with declared signatures, chains outside any choice) is
+/// never visited.
 pub(crate) struct FamInfer<'ir> {
     ir: &'ir Ir,
-    ins: Vec<Rc<FTy>>,
-    /// `ins[id]` hit a limit (or was computed from a type that did).
-    incomplete: Vec<bool>,
+    /// `in(id)` once computed, and whether it hit a limit (or was computed from a type
+    /// that did).
+    ins: Vec<Option<(Rc<FTy>, bool)>>,
     /// `out(id, v)` is the same for every `v` ([`independent`]).
     indep: Vec<bool>,
     outs: Vec<HashMap<Variant, (Rc<FTy>, bool)>>,
@@ -123,6 +126,12 @@ fn within(a: &Family, b: &Family) -> bool {
 /// De-duplicates `list`, merges `(R, O)` with `(R ∪ {l}, O)` into `(R, O ∪ {l})` until
 /// no pair merges, and drops families contained in another. Keeps the variant set.
 pub(crate) fn compress(list: Vec<Family>) -> FTy {
+    if list.len() <= 1 {
+        return list;
+    }
+    if list.len() <= 8 {
+        return compress_small(list);
+    }
     let mut slots: Vec<Option<Family>> = Vec::with_capacity(list.len());
     let mut pos: HashMap<Family, usize> = HashMap::new();
     for f in list {
@@ -174,12 +183,62 @@ pub(crate) fn compress(list: Vec<Family>) -> FTy {
     out
 }
 
+/// [`compress`] for a few families, by pairwise comparison (no hashing): most types
+/// have one to three entries.
+fn compress_small(list: Vec<Family>) -> FTy {
+    let mut out: Vec<Family> = Vec::with_capacity(list.len());
+    for f in list {
+        if !out.contains(&f) {
+            out.push(f);
+        }
+    }
+    // Merge (R, O) with (R ∪ {l}, O) until no pair merges.
+    'again: loop {
+        for i in 0..out.len() {
+            for j in 0..out.len() {
+                let (big, small) = (&out[i], &out[j]);
+                if i == j
+                    || big.optional != small.optional
+                    || big.labels.len() != small.labels.len() + 1
+                    || !small.labels.iter().all(|l| big.labels.contains(l))
+                {
+                    continue;
+                }
+                let Some(&l) = big.labels.iter().find(|l| !small.labels.contains(l)) else {
+                    continue;
+                };
+                let mut merged = small.clone();
+                merged.optional = union(&merged.optional, &[l]);
+                let (lo, hi) = (i.min(j), i.max(j));
+                out.remove(hi);
+                out[lo] = merged;
+                // The merged family may equal another entry.
+                if out.iter().filter(|g| **g == out[lo]).count() > 1 {
+                    out.remove(lo);
+                }
+                continue 'again;
+            }
+        }
+        break;
+    }
+    let keep: Vec<bool> = (0..out.len())
+        .map(|i| {
+            !(0..out.len())
+                .any(|j| j != i && within(&out[i], &out[j]) && !(within(&out[j], &out[i]) && j > i))
+        })
+        .collect();
+    out.into_iter()
+        .zip(keep)
+        .filter_map(|(f, k)| k.then_some(f))
+        .collect()
+}
+
 fn exact(t: Ty) -> FTy {
     t.into_iter().map(Family::exact).collect()
 }
 
 impl<'ir> FamInfer<'ir> {
-    /// Computes the family input type of every node.
+    /// Computes the family input type of every branch of a parallel composition.
     pub(crate) fn new(ir: &'ir Ir) -> FamInfer<'ir> {
         let n = ir.nodes.len();
         let mut indep = Vec::with_capacity(n);
@@ -189,51 +248,82 @@ impl<'ir> FamInfer<'ir> {
         }
         let mut inf = FamInfer {
             ir,
-            ins: Vec::with_capacity(n),
-            incomplete: Vec::with_capacity(n),
+            ins: vec![None; n],
             indep,
             outs: vec![HashMap::new(); n],
             tainted: false,
             budget: WORK_BUDGET,
         };
-        for id in 0..n {
-            let shared = match &ir.nodes[id].kind {
-                IrKind::Net(k) if ir.nets[*k].sig.is_none() => Some(ir.nets[*k].body),
-                IrKind::Feedback { body, .. } | IrKind::At { body } => Some(*body),
-                _ => None,
-            };
-            let (t, incomplete) = match shared {
-                Some(b) => (Rc::clone(&inf.ins[b]), inf.incomplete[b]),
-                None => {
-                    inf.tainted = false;
-                    inf.budget = WORK_BUDGET;
-                    let t = inf.compute_in(id);
-                    let t = inf.cap(t);
-                    (Rc::new(t), inf.tainted)
+        for node in &ir.nodes {
+            if let IrKind::Par { branches, .. } = &node.kind {
+                for b in branches {
+                    inf.ensure_in(*b);
                 }
-            };
-            inf.ins.push(t);
-            inf.incomplete.push(incomplete);
+            }
         }
         inf
     }
 
-    /// `in(id)` as families.
-    pub(crate) fn input(&self, id: IrId) -> &FTy {
-        &self.ins[id]
+    /// `in(id)` as families, for a branch of a parallel composition.
+    /// (Computed in [`FamInfer::new`] for every branch; empty for other nodes.)
+    pub(crate) fn input(&self, id: IrId) -> &[Family] {
+        self.ins[id].as_ref().map_or(&[], |e| &e.0[..])
     }
 
     /// A parallel branch whose routing type hit a limit, if any.
     pub(crate) fn routing_overflow(&self) -> Option<IrId> {
         self.ir.nodes.iter().find_map(|n| match &n.kind {
-            IrKind::Par { branches, .. } => branches.iter().copied().find(|b| self.incomplete[*b]),
+            IrKind::Par { branches, .. } => branches
+                .iter()
+                .copied()
+                .find(|b| self.ins[*b].as_ref().is_some_and(|e| e.1)),
             _ => None,
         })
     }
 
+    /// Computes `in(id)` unless known, as a query of its own (fresh budget and taint).
+    fn ensure_in(&mut self, id: IrId) {
+        if self.ins[id].is_some() {
+            return;
+        }
+        let ir = self.ir;
+        let shared = match &ir.nodes[id].kind {
+            IrKind::Net(k) if ir.nets[*k].sig.is_none() => Some(ir.nets[*k].body),
+            IrKind::Feedback { body, .. } | IrKind::At { body } => Some(*body),
+            _ => None,
+        };
+        let entry = match shared {
+            Some(b) => {
+                crate::grow(|| self.ensure_in(b));
+                self.known(b)
+            }
+            None => {
+                let saved = (self.tainted, self.budget);
+                self.tainted = false;
+                self.budget = WORK_BUDGET;
+                let t = crate::grow(|| self.compute_in(id));
+                let t = self.cap(t);
+                let entry = (Rc::new(t), self.tainted);
+                (self.tainted, self.budget) = saved;
+                entry
+            }
+        };
+        self.ins[id] = Some(entry);
+    }
+
+    /// `in(id)` after [`FamInfer::ensure_in`] (an incomplete empty type if it was not
+    /// computed, which cannot happen).
+    fn known(&self, id: IrId) -> (Rc<FTy>, bool) {
+        self.ins[id]
+            .clone()
+            .unwrap_or_else(|| (Rc::new(FTy::new()), true))
+    }
+
     fn in_of(&mut self, id: IrId) -> Rc<FTy> {
-        self.tainted |= self.incomplete[id];
-        Rc::clone(&self.ins[id])
+        self.ensure_in(id);
+        let (t, incomplete) = self.known(id);
+        self.tainted |= incomplete;
+        t
     }
 
     fn spend(&mut self, n: u64) -> bool {
@@ -575,9 +665,10 @@ mod tests {
                 continue;
             }
             let inf = Infer::new(&ir);
-            let fi = FamInfer::new(&ir);
+            let mut fi = FamInfer::new(&ir);
             for id in 0..ir.nodes.len() {
-                if inf.input_incomplete(id) || fi.incomplete[id] {
+                fi.ensure_in(id);
+                if inf.input_incomplete(id) || fi.ins[id].as_ref().unwrap().1 {
                     continue;
                 }
                 let want: HashSet<Variant> = inf.input(id).iter().cloned().collect();

@@ -137,7 +137,7 @@ impl<'a, 'i> Lowering<'a, 'i> {
             IrKind::Par { det, branches } => {
                 let routes = branches
                     .iter()
-                    .map(|b| self.fam.input(*b).clone())
+                    .map(|b| self.fam.input(*b).to_vec())
                     .collect();
                 let bs = branches.iter().map(|b| self.node(*b)).collect();
                 self.push(
