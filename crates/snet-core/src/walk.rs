@@ -473,12 +473,16 @@ impl<'a> Walker<'a> {
                                     // A binding tag is the commonest surprise: the
                                     // record has the labels a branch wants, but the
                                     // branch does not list its binding tag (§5.4).
-                                    let why = if tok.rec.btags().is_empty() {
+                                    let mut why = if tok.rec.btags().is_empty() {
                                         ""
                                     } else {
                                         "; a record with binding tags only goes to a \
                                          branch whose type lists every one of them"
-                                    };
+                                    }
+                                    .to_owned();
+                                    if routes.iter().flatten().any(|f| !f.optional.is_empty()) {
+                                        why.push_str("; `l?`: a label the variants may lack");
+                                    }
                                     return Err(self.err(
                                         &inst,
                                         &tok.rec,

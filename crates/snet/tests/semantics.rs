@@ -534,3 +534,64 @@ fn every_run_time_error_of_spec_section_10_stops_the_run_with_entity_and_record(
         }
     }
 }
+
+#[test]
+fn a_long_pipeline_with_an_error_exit_routes_on_every_engine() {
+    // Sixteen stages that may each fail with `err`, as a branch of `|`: §8 gives the
+    // pipeline 2^15 input variants (routed as one family); records with x0 go through
+    // it, records with err to the report; {x3} alone matches neither.
+    let n = 16;
+    let boxes: String = (0..n)
+        .map(|i| format!("box b{i}((x{i}) -> (x{}) | (err));", i + 1))
+        .collect();
+    let chain: Vec<String> = (0..n).map(|i| format!("b{i}")).collect();
+    let src = format!(
+        "net pipe {{ {boxes} box report((err) -> (msg)); }} connect ({}) | report;",
+        chain.join(" .. ")
+    );
+    let mut p = Program::from_source("pipe.snet", &src).unwrap();
+    for i in 0..n {
+        let input = format!("x{i}");
+        p.bind(
+            &format!("b{i}"),
+            move |b: &BoxInput<'_>, o: &mut BoxOutput<'_>| {
+                let v = b.int(&input).unwrap_or(0);
+                if v >= 0 {
+                    o.emit(1, vec![Arg::int(v + 1)])
+                } else {
+                    o.emit(2, vec![Arg::int(v)])
+                }
+            },
+        )
+        .unwrap();
+    }
+    p.bind("report", |b: &BoxInput<'_>, o: &mut BoxOutput<'_>| {
+        o.emit(1, vec![Arg::int(-b.int("err").unwrap_or(0))])
+    })
+    .unwrap();
+    for e in EngineKind::ALL {
+        let input = vec![
+            rec_fields(&[("x0", 5)]),
+            rec_fields(&[("err", -7)]),
+            rec_fields(&[("x0", 100)]),
+        ];
+        let mut out: Vec<(Option<i32>, Option<i32>)> = p
+            .run_records(*e, input)
+            .unwrap()
+            .iter()
+            .map(|r| (int_field(r, "x16"), int_field(r, "msg")))
+            .collect();
+        out.sort();
+        assert_eq!(
+            out,
+            vec![(None, Some(7)), (Some(21), None), (Some(116), None)],
+            "{e:?}"
+        );
+        let msg = p
+            .run_records(*e, vec![rec_fields(&[("x3", 1)])])
+            .unwrap_err()
+            .to_string();
+        assert!(msg.contains("no branch accepts"), "{msg}");
+        assert!(msg.contains("x15?") && msg.contains("may lack"), "{msg}");
+    }
+}
