@@ -629,11 +629,14 @@ mod tests {
             };
         }
         let a = expr(r, depth - 1, boxes);
-        match r.next(7) {
-            0 | 1 | 2 => format!("({a} .. {})", expr(r, depth - 1, boxes)),
+        match r.next(10) {
+            0..=2 => format!("({a} .. {})", expr(r, depth - 1, boxes)),
             3 | 4 => format!("({a} | {})", expr(r, depth - 1, boxes)),
-            5 => format!("({a} * {{{}}})", labels(r, 1)),
-            _ => format!("({a} ! <t>)"),
+            5 => format!("({a} || {})", expr(r, depth - 1, boxes)),
+            6 => format!("({a} ** {{{}}})", labels(r, 1)),
+            7 => format!("({a} !! <t>)"),
+            8 => format!("({a} \\ {{{}}})", labels(r, 1)),
+            _ => format!("({a} @ 1)"),
         }
     }
 
@@ -678,7 +681,7 @@ mod tests {
                 with_optional += fi.input(id).iter().any(|f| !f.optional.is_empty()) as usize;
             }
         }
-        assert!(compared > 5000, "{compared}");
-        assert!(with_optional > 100, "{with_optional}");
+        assert!(compared > 6000, "{compared}");
+        assert!(with_optional > 1000, "{with_optional}");
     }
 }
