@@ -608,7 +608,7 @@ mod tests {
         }
     }
 
-    const LABELS: [&str; 6] = ["a", "b", "c", "d", "<t>", "<u>"];
+    const LABELS: [&str; 7] = ["a", "b", "c", "d", "<t>", "<u>", "<#k>"];
 
     fn labels(r: &mut Rng, min: usize) -> String {
         let n = min + r.next(3);
