@@ -29,7 +29,7 @@
 //! * After each rule, families `(R, O)` and `(R ∪ {l}, O)` merge into `(R, O ∪ {l})`,
 //!   and a family whose variants another family has is dropped.
 
-use super::infer::{leaf_input, leaf_output, minus, union, Ty, MAX_VARIANTS, WORK_BUDGET};
+use super::infer::{leaf_input, leaf_output, minus, union, Query, Ty};
 use super::ir::*;
 use snet_core::net::{Family, Variant};
 use std::collections::HashMap;
@@ -54,8 +54,8 @@ pub(crate) struct FamInfer<'ir> {
     /// `out(id, v)` is the same for every `v` ([`independent`]).
     indep: Vec<bool>,
     outs: Vec<HashMap<Variant, (Rc<FTy>, bool)>>,
-    tainted: bool,
-    budget: u64,
+    /// The query under way.
+    q: Query,
 }
 
 /// Whether `out(id, v)` is the same list for every `v`, given the answer for the nodes
@@ -251,8 +251,7 @@ impl<'ir> FamInfer<'ir> {
             ins: vec![None; n],
             indep,
             outs: vec![HashMap::new(); n],
-            tainted: false,
-            budget: WORK_BUDGET,
+            q: Query::new(),
         };
         for node in &ir.nodes {
             if let IrKind::Par { branches, .. } = &node.kind {
@@ -298,13 +297,11 @@ impl<'ir> FamInfer<'ir> {
                 self.known(b)
             }
             None => {
-                let saved = (self.tainted, self.budget);
-                self.tainted = false;
-                self.budget = WORK_BUDGET;
+                let saved = std::mem::replace(&mut self.q, Query::new());
                 let t = crate::grow(|| self.compute_in(id));
-                let t = self.cap(t);
-                let entry = (Rc::new(t), self.tainted);
-                (self.tainted, self.budget) = saved;
+                let t = self.q.cap(t);
+                let entry = (Rc::new(t), self.q.tainted);
+                self.q = saved;
                 entry
             }
         };
@@ -322,25 +319,7 @@ impl<'ir> FamInfer<'ir> {
     fn in_of(&mut self, id: IrId) -> Rc<FTy> {
         self.ensure_in(id);
         let (t, incomplete) = self.known(id);
-        self.tainted |= incomplete;
-        t
-    }
-
-    fn spend(&mut self, n: u64) -> bool {
-        if self.budget < n {
-            self.budget = 0;
-            self.tainted = true;
-            return false;
-        }
-        self.budget -= n;
-        true
-    }
-
-    fn cap(&mut self, mut t: FTy) -> FTy {
-        if t.len() > MAX_VARIANTS {
-            t.truncate(MAX_VARIANTS);
-            self.tainted = true;
-        }
+        self.q.tainted |= incomplete;
         t
     }
 
@@ -351,12 +330,12 @@ impl<'ir> FamInfer<'ir> {
             return vec![(f.clone(), f.labels.clone())];
         }
         match expand(f) {
-            Some(vs) if self.spend(vs.len() as u64) => vs
+            Some(vs) if self.q.spend(vs.len() as u64) => vs
                 .into_iter()
                 .map(|v| (Family::exact(v.clone()), v))
                 .collect(),
             _ => {
-                self.tainted = true;
+                self.q.tainted = true;
                 Vec::new()
             }
         }
@@ -364,7 +343,7 @@ impl<'ir> FamInfer<'ir> {
 
     fn compute_in(&mut self, id: IrId) -> FTy {
         let ir = self.ir;
-        if self.tainted || !self.spend(1) {
+        if self.q.tainted || !self.q.spend(1) {
             return vec![Family::default()];
         }
         if let Some(t) = leaf_input(ir, id) {
@@ -386,7 +365,7 @@ impl<'ir> FamInfer<'ir> {
                             t.push(fv);
                             continue;
                         }
-                        if !self.spend((outs.len() * in_b.len()) as u64) {
+                        if !self.q.spend((outs.len() * in_b.len()) as u64) {
                             break;
                         }
                         for o in outs.iter() {
@@ -395,7 +374,7 @@ impl<'ir> FamInfer<'ir> {
                             }
                         }
                     }
-                    if self.tainted {
+                    if self.q.tainted {
                         break;
                     }
                 }
@@ -440,22 +419,22 @@ impl<'ir> FamInfer<'ir> {
     fn output(&mut self, id: IrId, v: &Variant) -> Rc<FTy> {
         if let Some((t, incomplete)) = self.outs[id].get(v) {
             let t = Rc::clone(t);
-            self.tainted |= *incomplete;
-            self.spend(t.len() as u64);
+            self.q.tainted |= *incomplete;
+            self.q.spend(t.len() as u64);
             return t;
         }
-        let outer = std::mem::replace(&mut self.tainted, false);
+        let outer = std::mem::replace(&mut self.q.tainted, false);
         let t = crate::grow(|| self.compute_out(id, v));
-        let t = Rc::new(self.cap(t));
-        let incomplete = self.tainted;
+        let t = Rc::new(self.q.cap(t));
+        let incomplete = self.q.tainted;
         self.outs[id].insert(v.clone(), (Rc::clone(&t), incomplete));
-        self.tainted |= outer;
+        self.q.tainted |= outer;
         t
     }
 
     fn compute_out(&mut self, id: IrId, v: &Variant) -> FTy {
         let ir = self.ir;
-        if !self.spend(1) {
+        if !self.q.spend(1) {
             return FTy::new();
         }
         if let Some(t) = leaf_output(ir, id, v) {
@@ -470,7 +449,7 @@ impl<'ir> FamInfer<'ir> {
                 if in_b.is_empty() {
                     return outs_a.to_vec();
                 }
-                if self.tainted {
+                if self.q.tainted {
                     return FTy::new();
                 }
                 let empty = vec![Family::default()];
@@ -480,7 +459,7 @@ impl<'ir> FamInfer<'ir> {
                     for wf in in_b.iter() {
                         for (w, wv) in self.feed(wf, self.indep[b]) {
                             let outs_b = self.output(b, &wv);
-                            if !self.spend(outs_b.len() as u64) {
+                            if !self.q.spend(outs_b.len() as u64) {
                                 break;
                             }
                             let keep = fam_minus(o, &w);
@@ -489,7 +468,7 @@ impl<'ir> FamInfer<'ir> {
                             }
                         }
                     }
-                    if self.tainted {
+                    if self.q.tainted {
                         break;
                     }
                 }

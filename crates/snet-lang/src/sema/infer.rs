@@ -23,6 +23,46 @@ pub(crate) const MAX_VARIANTS: usize = 4096;
 /// Most steps (variants built or copied) one query may take.
 pub(crate) const WORK_BUDGET: u64 = 1 << 21;
 
+/// The limits of one query (the `in` of one node, one warning, the printed signature):
+/// the steps left of its budget and whether it used or produced an incomplete type.
+#[derive(Debug)]
+pub(crate) struct Query {
+    /// Set when the computation under way used or produced an incomplete type.
+    pub(crate) tainted: bool,
+    /// Steps left.
+    pub(crate) budget: u64,
+}
+
+impl Query {
+    /// A fresh query: the whole budget, no taint.
+    pub(crate) fn new() -> Query {
+        Query {
+            tainted: false,
+            budget: WORK_BUDGET,
+        }
+    }
+
+    /// Takes `n` steps of the budget; false (and the query tainted) once it is spent.
+    pub(crate) fn spend(&mut self, n: u64) -> bool {
+        if self.budget < n {
+            self.budget = 0;
+            self.tainted = true;
+            return false;
+        }
+        self.budget -= n;
+        true
+    }
+
+    /// Truncates a list to [`MAX_VARIANTS`] entries, tainting the query if it was longer.
+    pub(crate) fn cap<T>(&mut self, mut t: Vec<T>) -> Vec<T> {
+        if t.len() > MAX_VARIANTS {
+            t.truncate(MAX_VARIANTS);
+            self.tainted = true;
+        }
+        t
+    }
+}
+
 /// A list of variants (a type), de-duplicated, first occurrence kept.
 pub(crate) type Ty = Vec<Variant>;
 
@@ -34,10 +74,8 @@ pub(crate) struct Infer<'ir> {
     /// Memo of `out(E, v)`, per node, with its incompleteness.
     outs: Vec<HashMap<Variant, (Ty, bool)>>,
     outs_precise: Vec<HashMap<Variant, (Ty, bool)>>,
-    /// Set when the computation under way used or produced an incomplete type.
-    tainted: bool,
-    /// Steps left for the current query.
-    budget: u64,
+    /// The query under way.
+    q: Query,
     /// `out(A | B, v)` follows routing (only the branch `v` goes to) instead of the
     /// §8 rule `out(A, v) ++ out(B, v)`. Used only to print signatures; routing types
     /// always follow §8.
@@ -111,8 +149,7 @@ impl<'ir> Infer<'ir> {
             in_incomplete: Vec::with_capacity(ir.nodes.len()),
             outs: vec![HashMap::new(); ir.nodes.len()],
             outs_precise: vec![HashMap::new(); ir.nodes.len()],
-            tainted: false,
-            budget: WORK_BUDGET,
+            q: Query::new(),
             precise: false,
         };
         for id in 0..ir.nodes.len() {
@@ -127,8 +164,8 @@ impl<'ir> Infer<'ir> {
                 None => {
                     inf.begin();
                     let t = inf.compute_in(id);
-                    let t = inf.cap(t);
-                    (Rc::new(t), inf.tainted)
+                    let t = inf.q.cap(t);
+                    (Rc::new(t), inf.q.tainted)
                 }
             };
             inf.ins.push(t);
@@ -140,13 +177,12 @@ impl<'ir> Infer<'ir> {
 
     /// Starts a new query: a fresh work budget and no taint.
     pub(crate) fn begin(&mut self) {
-        self.tainted = false;
-        self.budget = WORK_BUDGET;
+        self.q = Query::new();
     }
 
     /// Whether the current query (since [`Infer::begin`]) used an incomplete type.
     pub(crate) fn tainted(&self) -> bool {
-        self.tainted
+        self.q.tainted
     }
 
     /// Whether `in(id)` is incomplete.
@@ -156,19 +192,8 @@ impl<'ir> Infer<'ir> {
 
     /// `in(id)` for use in a computation (taints it if incomplete).
     fn in_of(&mut self, id: IrId) -> Rc<Ty> {
-        self.tainted |= self.in_incomplete[id];
+        self.q.tainted |= self.in_incomplete[id];
         Rc::clone(&self.ins[id])
-    }
-
-    /// Takes `n` steps of the budget; false (and the query tainted) once it is spent.
-    fn spend(&mut self, n: u64) -> bool {
-        if self.budget < n {
-            self.budget = 0;
-            self.tainted = true;
-            return false;
-        }
-        self.budget -= n;
-        true
     }
 
     /// Switches `out` of parallel compositions to follow routing (for printing
@@ -185,14 +210,6 @@ impl<'ir> Infer<'ir> {
         &self.ins[id]
     }
 
-    fn cap(&mut self, mut t: Ty) -> Ty {
-        if t.len() > MAX_VARIANTS {
-            t.truncate(MAX_VARIANTS);
-            self.tainted = true;
-        }
-        t
-    }
-
     /// The input variants of a declared signature.
     pub(crate) fn sig_inputs(sig: &Sig) -> Ty {
         let mut t = Ty::new();
@@ -206,7 +223,7 @@ impl<'ir> Infer<'ir> {
 
     fn compute_in(&mut self, id: IrId) -> Ty {
         let ir = self.ir;
-        if self.tainted || !self.spend(1) {
+        if self.q.tainted || !self.q.spend(1) {
             // The result is incomplete anyway; keep the rest cheap.
             return vec![Vec::new()];
         }
@@ -229,14 +246,14 @@ impl<'ir> Infer<'ir> {
                         continue;
                     }
                     for o in &outs {
-                        if !self.spend(in_b.len() as u64) {
+                        if !self.q.spend(in_b.len() as u64) {
                             break;
                         }
                         for w in in_b {
                             t.push(union(v, &minus(w, o)));
                         }
                     }
-                    if t.full() || self.tainted {
+                    if t.full() || self.q.tainted {
                         break;
                     }
                 }
@@ -284,22 +301,22 @@ impl<'ir> Infer<'ir> {
     pub(crate) fn output(&mut self, id: IrId, v: &Variant) -> Ty {
         if let Some((t, incomplete)) = self.outs[id].get(v) {
             let (t, incomplete) = (t.clone(), *incomplete);
-            self.tainted |= incomplete;
-            self.spend(t.len() as u64);
+            self.q.tainted |= incomplete;
+            self.q.spend(t.len() as u64);
             return t;
         }
-        let outer = std::mem::replace(&mut self.tainted, false);
+        let outer = std::mem::replace(&mut self.q.tainted, false);
         let t = crate::grow(|| self.compute_out(id, v));
-        let t = self.cap(t);
-        let incomplete = self.tainted;
+        let t = self.q.cap(t);
+        let incomplete = self.q.tainted;
         self.outs[id].insert(v.clone(), (t.clone(), incomplete));
-        self.tainted |= outer;
+        self.q.tainted |= outer;
         t
     }
 
     fn compute_out(&mut self, id: IrId, v: &Variant) -> Ty {
         let ir = self.ir;
-        if !self.spend(1) {
+        if !self.q.spend(1) {
             return Ty::new();
         }
         if let Some(t) = leaf_output(ir, id, v) {
@@ -314,7 +331,7 @@ impl<'ir> Infer<'ir> {
                 if in_b.is_empty() {
                     return outs_a;
                 }
-                if self.tainted {
+                if self.q.tainted {
                     return Ty::new();
                 }
                 let outs_a = if outs_a.is_empty() {
@@ -332,7 +349,7 @@ impl<'ir> Infer<'ir> {
                 let mut t = TyBuilder::default();
                 for o in &outs_a {
                     for (w, outs_b) in &per_w {
-                        if !self.spend(outs_b.len() as u64) {
+                        if !self.q.spend(outs_b.len() as u64) {
                             break;
                         }
                         let keep = minus(o, w);
@@ -340,7 +357,7 @@ impl<'ir> Infer<'ir> {
                             t.push(union(p, &keep));
                         }
                     }
-                    if t.full() || self.tainted {
+                    if t.full() || self.q.tainted {
                         break;
                     }
                 }
