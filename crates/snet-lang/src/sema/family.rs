@@ -129,9 +129,6 @@ pub(crate) fn compress(list: Vec<Family>) -> FTy {
     if list.len() <= 1 {
         return list;
     }
-    if list.len() <= 8 {
-        return compress_small(list);
-    }
     let mut slots: Vec<Option<Family>> = Vec::with_capacity(list.len());
     let mut pos: HashMap<Family, usize> = HashMap::new();
     for f in list {
@@ -181,56 +178,6 @@ pub(crate) fn compress(list: Vec<Family>) -> FTy {
         }
     }
     out
-}
-
-/// [`compress`] for a few families, by pairwise comparison (no hashing): most types
-/// have one to three entries.
-fn compress_small(list: Vec<Family>) -> FTy {
-    let mut out: Vec<Family> = Vec::with_capacity(list.len());
-    for f in list {
-        if !out.contains(&f) {
-            out.push(f);
-        }
-    }
-    // Merge (R, O) with (R ∪ {l}, O) until no pair merges.
-    'again: loop {
-        for i in 0..out.len() {
-            for j in 0..out.len() {
-                let (big, small) = (&out[i], &out[j]);
-                if i == j
-                    || big.optional != small.optional
-                    || big.labels.len() != small.labels.len() + 1
-                    || !small.labels.iter().all(|l| big.labels.contains(l))
-                {
-                    continue;
-                }
-                let Some(&l) = big.labels.iter().find(|l| !small.labels.contains(l)) else {
-                    continue;
-                };
-                let mut merged = small.clone();
-                merged.optional = union(&merged.optional, &[l]);
-                let (lo, hi) = (i.min(j), i.max(j));
-                out.remove(hi);
-                out[lo] = merged;
-                // The merged family may equal another entry.
-                if out.iter().filter(|g| **g == out[lo]).count() > 1 {
-                    out.remove(lo);
-                }
-                continue 'again;
-            }
-        }
-        break;
-    }
-    let keep: Vec<bool> = (0..out.len())
-        .map(|i| {
-            !(0..out.len())
-                .any(|j| j != i && within(&out[i], &out[j]) && !(within(&out[j], &out[i]) && j > i))
-        })
-        .collect();
-    out.into_iter()
-        .zip(keep)
-        .filter_map(|(f, k)| k.then_some(f))
-        .collect()
 }
 
 fn exact(t: Ty) -> FTy {
