@@ -168,20 +168,7 @@ fn tail(ir: &Ir, id: IrId) -> Option<(Variant, Vec<Variant>, String)> {
                 return Some((consumed, outs, format!("box `{}`", bx.name)));
             }
             IrKind::Filter(f) => {
-                let actions = f.guards.iter().map(|(_, a)| a).chain([&f.default]);
-                let mut outs = Vec::new();
-                for a in actions {
-                    for rec in a {
-                        let ls: Vec<Label> = rec
-                            .iter()
-                            .map(|it| match it {
-                                snet_core::net::OutItem::Field { to, .. }
-                                | snet_core::net::OutItem::Tag { to, .. } => *to,
-                            })
-                            .collect();
-                        outs.push(variant_of(&ls));
-                    }
-                }
+                let outs = filter_outputs(f).collect();
                 return Some((f.pattern.clone(), outs, "the filter".to_owned()));
             }
             IrKind::Serial(_, b) | IrKind::At { body: b, .. } => id = *b,

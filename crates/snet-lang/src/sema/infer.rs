@@ -484,22 +484,12 @@ pub(crate) fn leaf_output(ir: &Ir, id: IrId, v: &Variant) -> Option<Ty> {
         IrKind::Net(n) => Infer::sig_output(ir.nets[*n].sig.as_ref()?, v),
         IrKind::Identity | IrKind::Error => vec![v.clone()],
         IrKind::Filter(f) => {
+            // An empty `{}` contributes the empty variant: §8's worked check
+            // `[{<Decipher>} -> {}] .. KeyInvert` needs it (the reference's signature
+            // dumps left it out).
             let mut t = Ty::new();
-            let actions = f.guards.iter().map(|(_, a)| a).chain([&f.default]);
-            for a in actions {
-                for rec in a {
-                    // An empty `{}` contributes the empty variant: §8's worked check
-                    // `[{<Decipher>} -> {}] .. KeyInvert` needs it (the reference's
-                    // signature dumps left it out).
-                    let labels: Vec<Label> = rec
-                        .iter()
-                        .map(|it| match it {
-                            snet_core::net::OutItem::Field { to, .. }
-                            | snet_core::net::OutItem::Tag { to, .. } => *to,
-                        })
-                        .collect();
-                    push_unique(&mut t, variant_of(&labels));
-                }
+            for v in filter_outputs(f) {
+                push_unique(&mut t, v);
             }
             t
         }

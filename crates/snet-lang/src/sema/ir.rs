@@ -145,3 +145,24 @@ impl Ir {
 pub(crate) fn variant_of(labels: &[Label]) -> Variant {
     snet_core::net::variant(labels.to_vec())
 }
+
+/// The label set each output record of filter `f` writes (spec §8's `out` of a filter),
+/// action by action, in source order: a target name per item (`f=g` gives `f`,
+/// `<t=e>` gives `<t>`); an empty `{}` gives the empty variant.
+pub(crate) fn filter_outputs(f: &Filter) -> impl Iterator<Item = Variant> + '_ {
+    f.guards
+        .iter()
+        .map(|(_, a)| a)
+        .chain([&f.default])
+        .flatten()
+        .map(|rec| {
+            let labels: Vec<Label> = rec
+                .iter()
+                .map(|it| match it {
+                    snet_core::net::OutItem::Field { to, .. }
+                    | snet_core::net::OutItem::Tag { to, .. } => *to,
+                })
+                .collect();
+            variant_of(&labels)
+        })
+}
