@@ -30,6 +30,7 @@ use snet_core::{Arg, Args, BoxFailure, CType, Emitter, Value};
 use std::any::Any;
 use std::cell::Cell;
 use std::ffi::{c_char, c_int, c_uint, c_void};
+use std::io::Write as _;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::ptr;
 
@@ -219,7 +220,11 @@ pub(crate) unsafe fn invoke(
 fn fail(message: String) {
     let inv = CURRENT.with(Cell::get);
     if inv.is_null() {
-        eprintln!("snet: C4SNet error outside a box call: {message}");
+        // Never a panic here (this runs under C code): a full or closed stderr is ignored.
+        let _ = writeln!(
+            std::io::stderr(),
+            "snet: C4SNet error outside a box call: {message}"
+        );
         return;
     }
     // SAFETY: invariant 4: CURRENT is the invocation whose C code called us; no other

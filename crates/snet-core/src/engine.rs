@@ -35,6 +35,12 @@ impl RecordSink for Vec<Record> {
     }
 }
 
+/// The most worker threads a run may ask for. Each worker is an OS thread with its own
+/// stacks and guard pages; far past the core count they only add switching, and at
+/// around 10^5 threads the kernel's mapping limit makes thread start-up fail inside the
+/// standard library (an abort, not an error). Engines and the CLI refuse more.
+pub const MAX_WORKERS: usize = 1024;
+
 /// Options common to all engines.
 #[derive(Debug, Clone)]
 pub struct RunOptions {

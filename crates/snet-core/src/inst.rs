@@ -93,6 +93,47 @@ impl fmt::Debug for Inst {
     }
 }
 
+impl Drop for Inst {
+    /// Frees the instances below this one with a work list instead of recursion: a
+    /// star's stage chain or a long serial chain would otherwise be freed one stack
+    /// frame per instance (a stack overflow at the end of a run).
+    fn drop(&mut self) {
+        let mut pending = Vec::new();
+        self.take_children(&mut pending);
+        while let Some(child) = pending.pop() {
+            // The last reference: take its children before it is freed (then its own
+            // drop finds none); otherwise someone else still holds it.
+            if let Some(mut inner) = Arc::into_inner(child) {
+                inner.take_children(&mut pending);
+            }
+        }
+    }
+}
+
+impl Inst {
+    /// Moves the child instances this instance owns into `out`, leaving it childless.
+    fn take_children(&mut self, out: &mut Vec<Arc<Inst>>) {
+        if let Some(n) = self.next_stage.take() {
+            out.push(n);
+        }
+        match std::mem::replace(&mut self.kind, InstKind::Identity) {
+            InstKind::Serial(a, b) => out.extend([a, b]),
+            InstKind::Parallel { branches, .. } => out.extend(branches),
+            InstKind::Star { first, .. } => {
+                out.extend(first.into_inner().unwrap_or_else(|e| e.into_inner()));
+            }
+            InstKind::Split { replicas, .. } => out.extend(
+                replicas
+                    .into_inner()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .into_values(),
+            ),
+            InstKind::Feedback(body) => out.push(body),
+            InstKind::Box(..) | InstKind::Filter | InstKind::Identity | InstKind::Sync(_) => {}
+        }
+    }
+}
+
 /// An initialiser box to invoke because its composition was just created.
 #[derive(Debug)]
 pub struct InitCall {
@@ -365,11 +406,22 @@ impl Inst {
     /// fired synchrocell, or a serial composition of such).
     pub(crate) fn is_identity(&self) -> bool {
         match &self.kind {
-            InstKind::Identity => true,
-            InstKind::Sync(c) => lock(c).is_fired(),
-            InstKind::Serial(a, b) => a.is_identity() && b.is_identity(),
-            _ => false,
+            InstKind::Identity => return true,
+            InstKind::Sync(c) => return lock(c).is_fired(),
+            InstKind::Serial(..) => {}
+            _ => return false,
         }
+        // A work list, not recursion: the operand may be a long serial chain.
+        let mut todo: Vec<&Inst> = vec![self];
+        while let Some(i) = todo.pop() {
+            match &i.kind {
+                InstKind::Identity => {}
+                InstKind::Sync(c) if lock(c).is_fired() => {}
+                InstKind::Serial(a, b) => todo.extend([&**b, &**a]),
+                _ => return false,
+            }
+        }
+        true
     }
 
     fn collector(&self) -> Option<&Mutex<Collector>> {
@@ -472,33 +524,5 @@ impl Inst {
             }
         }
         n
-    }
-}
-
-impl Drop for Inst {
-    fn drop(&mut self) {
-        // Unlink star stage chains iteratively: a recursive drop of 10^5 stages would
-        // overflow the stack.
-        let mut next = self.next_stage.take();
-        if let InstKind::Star { first, .. } = &mut self.kind {
-            if let Some(f) = first.get_mut().unwrap_or_else(|e| e.into_inner()).take() {
-                drop_chain(Some(f));
-            }
-        }
-        while let Some(n) = next {
-            next = match Arc::try_unwrap(n) {
-                Ok(mut inst) => inst.next_stage.take(),
-                Err(_) => None,
-            };
-        }
-    }
-}
-
-fn drop_chain(mut cur: Option<Arc<Inst>>) {
-    while let Some(n) = cur {
-        cur = match Arc::try_unwrap(n) {
-            Ok(mut inst) => inst.next_stage.take(),
-            Err(_) => None,
-        };
     }
 }

@@ -194,8 +194,25 @@ impl Diagnostic {
                 }
             }
             prev = Some(*line);
-            let text = file.line_text(*line);
-            let shown = expand_tabs(text);
+            let full = file.line_text(*line);
+            // A very long line (minified or generated source, binary garbage) is cut to
+            // a window around its first label, marked with `...` at each cut end.
+            let line_start = file.line_start(*line);
+            let first = labels
+                .iter()
+                .map(|l| (l.span.start as usize).saturating_sub(line_start))
+                .min()
+                .unwrap_or(0);
+            let (cut, text, lead) = window(full, first);
+            let shown = format!(
+                "{lead}{}{}",
+                expand_tabs(text),
+                if cut + text.len() < full.len() {
+                    "..."
+                } else {
+                    ""
+                }
+            );
             let _ = writeln!(
                 out,
                 "{} {bar} {}",
@@ -208,16 +225,16 @@ impl Diagnostic {
             for l in ls {
                 let (_, c0) = file.line_col(l.span.start);
                 let line_len = text.len();
-                let start = (c0 - 1).min(line_len);
+                let start = (c0 - 1).saturating_sub(cut).min(line_len);
                 let end_in_line = {
                     let (el, ec) = file.line_col(l.span.end);
                     if el == *line {
-                        (ec - 1).min(line_len)
+                        (ec - 1).saturating_sub(cut).min(line_len)
                     } else {
                         line_len
                     }
                 };
-                let col0 = display_width(&text[..floor_char(text, start)]);
+                let col0 = lead.len() + display_width(&text[..floor_char(text, start)]);
                 let width = display_width(
                     text.get(floor_char(text, start)..floor_char(text, end_in_line))
                         .unwrap_or(""),
@@ -250,6 +267,21 @@ impl Diagnostic {
         }
         out
     }
+}
+
+/// Bytes of a source line shown around a label before the line is cut.
+const LINE_WINDOW: usize = 120;
+
+/// The part of `line` to show for a label at byte `at`: `(cut, text, lead)`, where
+/// `text` starts at byte `cut` of `line` and `lead` is `"..."` when `cut > 0`. Lines of
+/// up to [`LINE_WINDOW`] bytes are shown whole.
+fn window(line: &str, at: usize) -> (usize, &str, &'static str) {
+    if line.len() <= LINE_WINDOW {
+        return (0, line, "");
+    }
+    let start = floor_char(line, at.saturating_sub(LINE_WINDOW / 3));
+    let end = floor_char(line, start + LINE_WINDOW);
+    (start, &line[start..end], if start > 0 { "..." } else { "" })
 }
 
 fn floor_char(s: &str, mut i: usize) -> usize {
@@ -297,6 +329,15 @@ impl Style {
             s.to_owned()
         }
     }
+}
+
+/// Errors shown by [`Diagnostics::render_styled`]; the rest are counted.
+pub const MAX_SHOWN_ERRORS: usize = 50;
+/// Warnings of one code shown by [`Diagnostics::render_styled`]; the rest are counted.
+pub const MAX_SHOWN_PER_WARNING: usize = 10;
+
+fn plural(n: usize, word: &str) -> String {
+    format!("{n} {word}{}", if n == 1 { "" } else { "s" })
 }
 
 /// A list of diagnostics, in the order they were found (sorted by position for output).
@@ -363,14 +404,49 @@ impl Diagnostics {
         self.render_styled(false)
     }
 
-    /// Renders all diagnostics, with ANSI colour if `color`.
+    /// Renders the diagnostics, with ANSI colour if `color`: at most
+    /// [`MAX_SHOWN_ERRORS`] errors and [`MAX_SHOWN_PER_WARNING`] warnings of each code
+    /// (a garbage file or a generated program would otherwise flood the terminal),
+    /// then a line saying how many more there are.
     pub fn render_styled(&self, color: bool) -> String {
         let mut out = String::new();
-        for (i, d) in self.items.iter().enumerate() {
-            if i > 0 {
+        let mut errors = 0usize;
+        let mut per_code: std::collections::HashMap<&str, usize> = Default::default();
+        let (mut hidden_errors, mut hidden_warnings) = (0usize, 0usize);
+        for d in &self.items {
+            let show = if d.is_error() {
+                errors += 1;
+                let show = errors <= MAX_SHOWN_ERRORS;
+                hidden_errors += usize::from(!show);
+                show
+            } else {
+                let n = per_code.entry(d.code).or_default();
+                *n += 1;
+                let show = *n <= MAX_SHOWN_PER_WARNING;
+                hidden_warnings += usize::from(!show);
+                show
+            };
+            if !show {
+                continue;
+            }
+            if !out.is_empty() {
                 out.push('\n');
             }
             out.push_str(&d.render_styled(color));
+        }
+        if hidden_errors + hidden_warnings > 0 {
+            let mut parts = Vec::new();
+            if hidden_errors > 0 {
+                parts.push(plural(hidden_errors, "more error"));
+            }
+            if hidden_warnings > 0 {
+                parts.push(plural(hidden_warnings, "more warning"));
+            }
+            let _ = writeln!(
+                out,
+                "\nnote: {} not shown (at most {MAX_SHOWN_ERRORS} errors and {MAX_SHOWN_PER_WARNING} warnings of each kind are shown; fix these first)",
+                parts.join(" and ")
+            );
         }
         out
     }

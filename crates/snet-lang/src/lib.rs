@@ -147,6 +147,9 @@ pub fn compile_file(path: &Path) -> Result<Compiled, Diagnostics> {
 /// Compiles `source`, reported under `file_name` (whose base name selects the entry
 /// network, §4).
 pub fn compile_str(file_name: &str, source: &str) -> Result<Compiled, Diagnostics> {
+    // A UTF-8 byte-order mark (written by some Windows editors) is not part of the
+    // program; columns are counted as an editor shows them, without it.
+    let source = source.strip_prefix('\u{feff}').unwrap_or(source);
     let file = Arc::new(SourceFile::new(file_name, source));
     let finish = |mut ds: Diagnostics| {
         ds.finish(&file);

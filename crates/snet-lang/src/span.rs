@@ -121,6 +121,15 @@ impl SourceFile {
         (line + 1, pos - self.line_starts[line] + 1)
     }
 
+    /// The byte offset where 1-based line `line` starts (the end of the text past the
+    /// last line).
+    pub fn line_start(&self, line: usize) -> usize {
+        self.line_starts
+            .get(line.wrapping_sub(1))
+            .copied()
+            .unwrap_or(self.text.len())
+    }
+
     /// The text of 1-based line `line`, without its line terminator.
     pub fn line_text(&self, line: usize) -> &str {
         let Some(&start) = self.line_starts.get(line.wrapping_sub(1)) else {

@@ -321,6 +321,17 @@ impl Program {
         output: &mut dyn RecordSink,
         opts: &RunOptions,
     ) -> Result<RunStats, RunError> {
+        if opts.workers > snet_core::engine::MAX_WORKERS {
+            return Err(RunError::new(
+                "run options",
+                None,
+                format!(
+                    "{} workers asked for; at most {} are supported",
+                    opts.workers,
+                    snet_core::engine::MAX_WORKERS
+                ),
+            ));
+        }
         engine.run(self.net(), &self.boxes, input, output, opts)
     }
 

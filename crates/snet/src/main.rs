@@ -3,6 +3,26 @@
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
+// The CLI's printing never panics: these shadow the standard macros in this crate
+// (std's panic when the stream cannot be written, e.g. `snet check p.snet > /dev/full`).
+// A failed write to standard output is remembered and turns the exit status into 1 with
+// a message (see `main`); a failed write to standard error is dropped, as there is
+// nowhere left to report it.
+macro_rules! print {
+    ($($t:tt)*) => { $crate::cli::term::out(format_args!($($t)*)) };
+}
+macro_rules! println {
+    () => { $crate::cli::term::out(format_args!("\n")) };
+    ($($t:tt)*) => { $crate::cli::term::out(format_args!("{}\n", format_args!($($t)*))) };
+}
+macro_rules! eprint {
+    ($($t:tt)*) => { $crate::cli::term::err(format_args!($($t)*)) };
+}
+macro_rules! eprintln {
+    () => { $crate::cli::term::err(format_args!("\n")) };
+    ($($t:tt)*) => { $crate::cli::term::err(format_args!("{}\n", format_args!($($t)*))) };
+}
+
 mod cli;
 
 /// S-Net: check, draw and run S-Net coordination programs.
@@ -62,7 +82,13 @@ fn main() -> ExitCode {
             Command::Bench(args) => cli::bench::run(args),
         });
     match work.map(|h| h.join()) {
-        Ok(Ok(code)) => code,
+        Ok(Ok(code)) => match cli::term::stdout_error() {
+            Some(e) => {
+                eprintln!("error: cannot write to standard output: {e}");
+                ExitCode::from(1)
+            }
+            None => code,
+        },
         Ok(Err(panic)) => std::panic::resume_unwind(panic),
         Err(e) => {
             eprintln!("error: cannot start the main thread: {e}");

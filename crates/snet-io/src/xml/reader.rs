@@ -78,6 +78,11 @@ pub struct XmlReader<R> {
     done: bool,
     terminated: bool,
     records: u64,
+    /// Bytes other than whitespace skipped between records (text and unknown markup;
+    /// XML declarations and comments are not counted).
+    junk: u64,
+    /// Whether [`XmlReader::skip_until`] counts what it skips into `junk`.
+    counting_junk: bool,
     /// Attributes of the element being parsed (reused to avoid allocation).
     attrs: Vec<Attr>,
     /// Labels of the record being parsed, kept once it has [`LINEAR_LABELS`] of them
@@ -279,6 +284,11 @@ fn is_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r')
 }
 
+/// Bytes of `b` that are not XML whitespace.
+fn count_non_ws(b: &[u8]) -> u64 {
+    b.iter().filter(|c| !is_ws(**c)).count() as u64
+}
+
 /// A byte that may end an element name.
 fn ends_name(b: Option<u8>) -> bool {
     match b {
@@ -305,6 +315,8 @@ impl<R: Read> XmlReader<R> {
             done: false,
             terminated: false,
             records: 0,
+            junk: 0,
+            counting_junk: false,
             attrs: Vec::new(),
             seen: HashSet::new(),
             labels: Vec::new(),
@@ -314,6 +326,13 @@ impl<R: Read> XmlReader<R> {
     /// Number of `<record` elements seen so far (data, terminate and malformed ones).
     pub fn records_seen(&self) -> u64 {
         self.records
+    }
+
+    /// Bytes other than whitespace skipped outside records so far: text and unknown
+    /// markup (spec §11.2 rule 1 skips them; an input made only of them is not a
+    /// record file, which a caller may want to say).
+    pub fn junk_bytes(&self) -> u64 {
+        self.junk
     }
 
     /// True once a terminate record has been read (false if the input simply ended).
@@ -609,7 +628,10 @@ impl<R: Read> XmlReader<R> {
     /// any length takes bounded memory.
     fn seek_record(&mut self) -> Result<bool, Fail> {
         loop {
-            if !self.skip_until(b"<")? {
+            self.counting_junk = true;
+            let more = self.skip_until(b"<");
+            self.counting_junk = false;
+            if !more? {
                 return Ok(false);
             }
             let lt = self.pos;
@@ -633,6 +655,7 @@ impl<R: Read> XmlReader<R> {
                     true
                 }
             } else {
+                self.junk += 1;
                 self.pos = lt + 1;
                 true
             };
@@ -660,11 +683,18 @@ impl<R: Read> XmlReader<R> {
                 _ => rest.windows(pat.len()).position(|w| w == pat),
             };
             if let Some(k) = hit {
+                if self.counting_junk {
+                    self.junk += count_non_ws(&rest[..k]);
+                }
                 self.pos += k;
                 return Ok(true);
             }
             // Keep a possible partial match at the end of the buffer.
-            self.pos = (self.buf.len() + 1).saturating_sub(pat.len()).max(self.pos);
+            let next = (self.buf.len() + 1).saturating_sub(pat.len()).max(self.pos);
+            if self.counting_junk {
+                self.junk += count_non_ws(&self.buf[self.pos..next]);
+            }
+            self.pos = next;
             if !self.fill()? {
                 self.pos = self.buf.len();
                 return Ok(false);

@@ -40,9 +40,11 @@ pub(crate) fn check(ir: &Ir, inf: &mut Infer<'_>, diags: &mut Vec<Diagnostic>) {
                 if outs.is_empty() || inf.tainted() {
                     continue;
                 }
-                let produced: Vec<Label> = outs.iter().flatten().copied().collect();
+                // An exit pattern matches a record whose labels include the pattern's
+                // (§5.3): it can match only if some output variant holds all of them.
                 let hopeless = exits.iter().all(|p| {
-                    !p.labels.is_empty() && !p.labels.iter().any(|l| produced.contains(l))
+                    !p.labels.is_empty()
+                        && !outs.iter().any(|o| p.labels.iter().all(|l| o.contains(l)))
                 });
                 if hopeless {
                     let pats: Vec<String> = exits.iter().map(|p| show_variant(&p.labels)).collect();
@@ -60,7 +62,8 @@ pub(crate) fn check(ir: &Ir, inf: &mut Infer<'_>, diags: &mut Vec<Diagnostic>) {
                             ir.describe(*body),
                             show_type(&outs),
                             pats.join(", ")
-                        )),
+                        ))
+                        .help("an exit pattern matches a record that has all of its labels; records that bring a missing label from outside the replication (flow inheritance) could still leave it"),
                     );
                 }
             }

@@ -89,6 +89,7 @@ use snet_core::inst::{Inst, LoopKey, Slot};
 use snet_core::walk::{Pos, Step, Walker};
 use snet_core::{BoxTable, Net, NodeId, Record, RunError};
 use std::collections::VecDeque;
+use std::io::Write as _;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicUsize, Ordering};
@@ -752,7 +753,8 @@ impl Engine for LpelEngine {
         }
         let lstats = rt.shutdown();
         if std::env::var_os("SNET_LPEL_DEBUG").is_some() {
-            eprintln!(
+            let _ = writeln!(
+                std::io::stderr(),
                 "lpel: {} tasks spawned, {} dispatches, {} migrations",
                 lstats.tasks_spawned,
                 lstats.dispatches(),

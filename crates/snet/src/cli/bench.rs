@@ -9,6 +9,7 @@
 use super::fail;
 use clap::Args;
 use snet::{Arg, ArgExt, BoxInput, BoxOutput, EngineKind, Program, Record, RunOptions, Value};
+use snet_core::engine::MAX_WORKERS;
 use snet_core::Label;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -325,6 +326,11 @@ pub(crate) fn run(args: BenchArgs) -> ExitCode {
     };
     if workers.contains(&0) || args.runs == 0 {
         return usage("worker counts and --runs must be at least 1".into());
+    }
+    if let Some(w) = workers.iter().find(|w| **w > MAX_WORKERS) {
+        return usage(format!(
+            "-w {w}: at most {MAX_WORKERS} workers are supported"
+        ));
     }
     if args.c_boxes && !matches!(args.name.as_str(), "deep" | "pipe") {
         return usage(format!("--c-boxes: benchmark `{}` has no boxes", args.name));

@@ -6,6 +6,7 @@ pub(crate) mod graph;
 pub(crate) mod output;
 pub(crate) mod prefetch;
 pub(crate) mod run;
+pub(crate) mod term;
 pub(crate) mod trace;
 
 use std::process::ExitCode;

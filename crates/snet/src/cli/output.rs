@@ -27,7 +27,7 @@ const BLOCK: usize = 64 * 1024;
 /// The state shared by the writer and the crash handler (leaked: it lives as long as
 /// the process, so the handler's pointer never dangles).
 struct Shared {
-    file: File,
+    file: Target,
     /// Write after every record (the output is a stream someone reads as it comes).
     stream: bool,
     buf: Mutex<Vec<u8>>,
@@ -36,9 +36,29 @@ struct Shared {
 impl Shared {
     /// Writes `buf` (the locked buffer) to the file and empties it.
     fn write_out(&self, buf: &mut Vec<u8>) -> io::Result<()> {
-        let r = (&self.file).write_all(buf);
+        let r = self.file.write_all(buf);
         buf.clear();
         r
+    }
+}
+
+/// The file or socket behind an [`Output`].
+pub(crate) enum Target {
+    /// A file, pipe, terminal or device.
+    File(File),
+    /// A TCP connection (`-O HOST:PORT`). Written with `send(MSG_NOSIGNAL)` (what the
+    /// standard library's `TcpStream` does on Linux): a peer that closes the connection
+    /// gives an error with a message, not a silent death by SIGPIPE, which `snet`
+    /// leaves at its default action so that `snet run ... | head` ends quietly.
+    Tcp(std::net::TcpStream),
+}
+
+impl Target {
+    fn write_all(&self, bytes: &[u8]) -> io::Result<()> {
+        match self {
+            Target::File(f) => (&*f).write_all(bytes),
+            Target::Tcp(s) => (&*s).write_all(bytes),
+        }
     }
 }
 
@@ -55,7 +75,8 @@ pub(crate) struct Output {
 impl Output {
     /// Output to `file`; `stream`: write each record at once (see the module docs).
     /// The crash handler flushes this output from now on.
-    pub(crate) fn new(file: File, stream: bool) -> Output {
+    pub(crate) fn new(file: impl Into<Target>, stream: bool) -> Output {
+        let file = file.into();
         let shared: &'static Shared = Box::leak(Box::new(Shared {
             file,
             stream,
@@ -96,6 +117,18 @@ impl Write for Output {
     }
 }
 
+impl From<File> for Target {
+    fn from(f: File) -> Target {
+        Target::File(f)
+    }
+}
+
+impl From<std::net::TcpStream> for Target {
+    fn from(s: std::net::TcpStream) -> Target {
+        Target::Tcp(s)
+    }
+}
+
 /// Writes the buffered output of the current run, if its lock is free; called by the
 /// crash handler of `snet_c4snet` on the crashing thread, inside a signal handler.
 fn emergency_flush() {
@@ -112,7 +145,7 @@ fn emergency_flush() {
 fn flush_without_waiting(shared: &Shared) {
     if let Ok(g) = shared.buf.try_lock() {
         // `write(2)` on the raw descriptor: no allocation, no lock.
-        let _ = (&shared.file).write_all(&g);
+        let _ = shared.file.write_all(&g);
     }
 }
 

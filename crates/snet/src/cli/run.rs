@@ -6,11 +6,11 @@ use snet_core::{Engine, Record, RecordSink, RecordSource, RunError, RunOptions};
 use std::fs::File;
 use std::io::{BufReader, IsTerminal, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::AsFd;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use super::output::Output;
+use super::output::{Output, Target};
 use super::prefetch::{CountsDiscarded, Prefetch};
 use super::{fail, usage};
 
@@ -133,6 +133,20 @@ pub(crate) fn run(mut args: RunArgs) -> ExitCode {
     if args.workers == Some(0) {
         return usage("-w/--workers must be at least 1");
     }
+    if let Some(w) = args.workers.filter(|w| *w > snet_core::engine::MAX_WORKERS) {
+        return usage(format!(
+            "-w {w}: at most {} workers are supported (this machine has {} cores)",
+            snet_core::engine::MAX_WORKERS,
+            snet_core::engine::cores()
+        ));
+    }
+    // Every output is checked before any record is read: a run must not do its work and
+    // then find it cannot write the trace (or lose its terminate record over it).
+    if let Some(p) = &args.lpel.trace {
+        if let Err(e) = File::create(p) {
+            return fail(format!("cannot create the trace file {}: {e}", p.display()));
+        }
+    }
     let mut prog = match Program::from_file(&args.program) {
         Ok(p) => p,
         Err(e) => {
@@ -171,23 +185,25 @@ pub(crate) fn run(mut args: RunArgs) -> ExitCode {
         },
         (None, None) => Box::new(std::io::stdin()),
     };
-    let out_file = match (&args.output, &args.output_tcp) {
+    let out_file: Target = match (&args.output, &args.output_tcp) {
         (Some(p), _) => match File::create(p) {
-            Ok(f) => f,
+            Ok(f) => f.into(),
             Err(e) => return fail(format!("cannot create output {}: {e}", p.display())),
         },
         (None, Some(addr)) => match TcpStream::connect(addr.as_str()) {
-            // A socket is written like a pipe: each record at once (`is_stream`).
-            Ok(s) => File::from(OwnedFd::from(s)),
+            Ok(s) => s.into(),
             Err(e) => return fail(format!("cannot connect the output to {addr}: {e}")),
         },
         (None, None) => match std::io::stdout().as_fd().try_clone_to_owned() {
-            Ok(fd) => File::from(fd),
+            Ok(fd) => File::from(fd).into(),
             Err(e) => return fail(format!("cannot use standard output: {e}")),
         },
     };
-    let streaming =
-        out_file.is_terminal() || out_file.metadata().map(|m| is_stream(&m)).unwrap_or(true);
+    let streaming = match &out_file {
+        // A socket is written like a pipe: each record at once.
+        Target::Tcp(_) => true,
+        Target::File(f) => f.is_terminal() || f.metadata().map(|m| is_stream(&m)).unwrap_or(true),
+    };
     // `Output` is a copyable handle: the sink writes through one copy, the end of the
     // run drains through this one.
     let output = Output::new(out_file, streaming);
@@ -292,9 +308,19 @@ pub(crate) fn run(mut args: RunArgs) -> ExitCode {
             if let Err(e) = finish {
                 return fail(e);
             }
+            let discarded = source.discarded();
             if args.stats {
                 eprintln!("{stats}");
-                eprintln!("input discarded   {}", source.discarded());
+                eprintln!("input discarded   {discarded}");
+            }
+            if discarded > 0 {
+                // The run went on without them (spec §11.2 rule 11), but its output
+                // is not the output of the whole input: not a success.
+                return fail(format!(
+                    "{discarded} input record{} malformed and discarded (see the warnings above); the output lacks what {} would have produced",
+                    if discarded == 1 { " was" } else { "s were" },
+                    if discarded == 1 { "it" } else { "they" }
+                ));
             }
             ExitCode::SUCCESS
         }
@@ -460,7 +486,23 @@ impl<R: Read + Send> RecordSource for Source<R> {
                 SourceKind::Json(r) => r.next(),
             };
             match item {
-                None => return Ok(None),
+                None => {
+                    // Text only, no `<record` at all (a wrong file, binary data): say
+                    // so rather than run on nothing and exit 0.
+                    if let SourceKind::Xml(r) = &self.inner {
+                        if r.records_seen() == 0 && r.junk_bytes() > 0 {
+                            return Err(RunError::new(
+                                "global input",
+                                None,
+                                format!(
+                                    "no S-Net record in the input: {} bytes were read and none is a `<record ...>` element (spec §11.2); is this an S-Net XML record file?",
+                                    r.offset()
+                                ),
+                            ));
+                        }
+                    }
+                    return Ok(None);
+                }
                 Some(Ok(rec)) => return Ok(Some(rec)),
                 Some(Err(e)) if e.is_fatal() => {
                     return Err(RunError::new("global input", None, e.to_string()))

@@ -1,0 +1,83 @@
+//! Regressions of the hostile test campaign (issue 24) that concern the front end:
+//! byte-order marks, diagnostics floods, long source lines and generated chains.
+
+use snet_core::NodeKind;
+
+#[test]
+fn a_utf8_byte_order_mark_is_accepted_and_columns_ignore_it() {
+    let src = "\u{feff}net p connect [{<a>} -> {<b>}];\n";
+    let c = snet_lang::compile_str("p.snet", src).expect("a BOM is not part of the program");
+    assert_eq!(c.signature_line(), "net p ({<a>} -> {<b>})");
+    // An error on line 1 is reported at the column an editor shows (the BOM is unseen).
+    let bad = "\u{feff}net p connect nope;\n";
+    let d = snet_lang::compile_str("p.snet", bad).unwrap_err().render();
+    assert!(d.contains("p.snet:1:15"), "{d}");
+}
+
+#[test]
+fn diagnostics_are_capped_with_a_count_of_the_rest() {
+    // 500 undefined names: 500 errors found, at most 50 shown, the rest counted.
+    let body: Vec<String> = (0..500).map(|i| format!("nope{i}")).collect();
+    let src = format!("net p connect {};\n", body.join(" .. "));
+    let d = snet_lang::compile_str("p.snet", &src).unwrap_err();
+    assert_eq!(d.error_count(), 500);
+    let text = d.render();
+    assert_eq!(text.matches("error[").count(), 50, "{text}");
+    assert!(text.contains("450 more errors not shown"), "{text}");
+}
+
+#[test]
+fn warnings_of_one_kind_are_capped() {
+    // 40 boxes without interface metadata: 40 W0002 warnings, 10 shown.
+    let mut src = String::new();
+    for i in 0..40 {
+        src.push_str(&format!("box b{i}((x) -> (x));\n"));
+    }
+    let chain: Vec<String> = (0..40).map(|i| format!("b{i}")).collect();
+    src.push_str(&format!("net p connect {};\n", chain.join(" .. ")));
+    let c = snet_lang::compile_str("p.snet", &src).unwrap();
+    assert_eq!(c.warnings.len(), 40);
+    let text = c.warnings.render();
+    assert_eq!(text.matches("warning[W0002]").count(), 10, "{text}");
+    assert!(text.contains("30 more warnings not shown"), "{text}");
+}
+
+#[test]
+fn a_long_source_line_is_cut_around_the_caret() {
+    let filler = "[{<a>} -> {<a=a+1>}] .. ".repeat(4000); // ~96 KB on one line
+    let src = format!("net p connect {filler}nope;\n");
+    let text = snet_lang::compile_str("p.snet", &src).unwrap_err().render();
+    let longest = text.lines().map(str::len).max().unwrap();
+    assert!(longest < 300, "a {longest}-byte line was echoed:\n{text}");
+    // The snippet still shows the name and the caret under it.
+    let line = text.lines().find(|l| l.contains("nope;")).expect("snippet");
+    let caret = text.lines().find(|l| l.contains('^')).expect("caret");
+    assert!(line.starts_with("1 | ..."), "{line}");
+    let col = |s: &str, pat: &str| s.find(pat).unwrap();
+    assert_eq!(col(line, "nope"), col(caret, "^"), "{line}\n{caret}");
+}
+
+#[test]
+fn a_generated_chain_lowers_to_a_shallow_tree() {
+    let n = 20_000;
+    let body = vec!["[{<a>} -> {<a=a+1>}]"; n].join(" .. ");
+    let src = format!("net p connect {body};\n");
+    let c = snet_lang::compile_str("p.snet", &src).unwrap();
+    let net = c.net.clone();
+    // Depth of the Serial tree (iteratively).
+    let mut max = 0;
+    let mut stack = vec![(net.root, 1usize)];
+    let mut leaves = 0;
+    while let Some((id, d)) = stack.pop() {
+        max = max.max(d);
+        match &net.node(id).kind {
+            NodeKind::Serial(a, b) => {
+                stack.push((*a, d + 1));
+                stack.push((*b, d + 1));
+            }
+            _ => leaves += 1,
+        }
+    }
+    assert_eq!(leaves, n);
+    assert!(max <= 17, "serial tree depth {max} for {n} stages");
+}
