@@ -3,7 +3,7 @@
 use crate::boxes::{Arg, Args, BoxFailure, BoxFn, BoxSig, Emitter};
 use crate::det::{ctx_add, Ctx, Token};
 use crate::error::RunError;
-use crate::label::LabelKind;
+use crate::label::{Label, LabelKind};
 use crate::record::{DataMode, Record};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -65,21 +65,29 @@ impl Emitter for BoxEmitter<'_> {
     }
 }
 
-fn box_error(sig: &BoxSig, loc: &str, rec: Option<&Record>, msg: impl Into<String>) -> RunError {
-    // `rec` holds the labels the box did not take; name the ones it did (spec §10: the
-    // diagnostic names the offending record's labels).
-    let taken = match &sig.input {
-        Some(ls) if !ls.is_empty() => {
-            let names: Vec<String> = ls.iter().map(|l| l.to_string()).collect();
-            format!(" and the box's input labels {{{}}}", names.join(", "))
+/// A failed call's error, naming the record the box received (spec §10): `rest`, the
+/// labels it did not take, with its input labels put back: tags with their values
+/// (`taken_tags`), fields by name only (the box owned their values and may have freed
+/// them; keeping a reference to each for a message would cost every call).
+fn box_error(
+    sig: &BoxSig,
+    loc: &str,
+    rest: &Record,
+    taken_tags: &[(Label, i32)],
+    msg: impl Into<String>,
+) -> RunError {
+    let mut shown = format!("{rest:?}");
+    shown.pop(); // the closing brace
+    let mut sep = if shown.len() > 1 { ", " } else { "" };
+    for l in sig.input.iter().flatten().filter(|l| !rest.has(**l)) {
+        match taken_tags.iter().find(|(t, _)| t == l) {
+            Some((_, v)) => shown.push_str(&format!("{sep}{l}={v}")),
+            None => shown.push_str(&format!("{sep}{l}=<given to the box>")),
         }
-        _ => String::new(),
-    };
-    RunError::new(
-        format!("box `{}` ({loc})", sig.name),
-        rec.map(|r| format!("{r:?}{taken}")),
-        msg,
-    )
+        sep = ", ";
+    }
+    shown.push('}');
+    RunError::new(format!("box `{}` ({loc})", sig.name), Some(shown), msg)
 }
 
 /// Invokes box `f` on `tok` (or, for an initialiser, on nothing): removes the input
@@ -98,6 +106,9 @@ pub fn invoke(
     // around cost store-forwarding stalls on the hot path).
     let mut rest = input.unwrap_or_default();
     let mut args = Args::new();
+    // Tag values the box takes, for an error message (copies of integers, no cost worth
+    // the name; fields are named without their values, see `box_error`).
+    let mut taken_tags: smallvec::SmallVec<[(Label, i32); 4]> = smallvec::SmallVec::new();
     let mode = match &sig.input {
         Some(labels) => {
             if let Some(l) = labels.iter().find(|l| !rest.has(**l)) {
@@ -118,6 +129,9 @@ pub fn invoke(
                 };
                 // Present: checked above.
                 if let Some(a) = a {
+                    if let Arg::Tag(t) = a {
+                        taken_tags.push((*l, t));
+                    }
                     args.push(a);
                 }
             }
@@ -141,7 +155,13 @@ pub fn invoke(
     }
     match result {
         Ok(Ok(())) => Ok(em.emitted),
-        Ok(Err(e)) => Err(box_error(sig, loc, Some(&rest), format!("box failed: {e}"))),
+        Ok(Err(e)) => Err(box_error(
+            sig,
+            loc,
+            &rest,
+            &taken_tags,
+            format!("box failed: {e}"),
+        )),
         Err(panic) => {
             let msg = panic
                 .downcast_ref::<&str>()
@@ -151,7 +171,8 @@ pub fn invoke(
             Err(box_error(
                 sig,
                 loc,
-                Some(&rest),
+                &rest,
+                &taken_tags,
                 format!("box panicked: {msg}"),
             ))
         }

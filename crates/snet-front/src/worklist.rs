@@ -9,7 +9,11 @@
 //! 2. The owner of the list takes work with [`WorkList::take`]: it visits references
 //!    from the front (the entity nearest the network output first) and stops at the
 //!    first whose entity it manages to acquire; that reference loses one licence and is
-//!    removed when it has none left.
+//!    removed when it has none left. Front-first is a preference, not a licence to
+//!    starve: every [`FAIR_EVERY`]-th take visits the references round-robin from a
+//!    cursor instead, so a stream behind a steady flow of work nearer the output (a
+//!    collector fed back to an earlier stage, say) is served within `FAIR_EVERY` times
+//!    the number of references takes.
 //! 3. An idle worker (a thief) calls [`WorkList::steal_half`] on a victim's list: at
 //!    most one thief at a time (the `thief` flag), and it never waits for the list
 //!    lock (`try_lock`); it takes half (rounded up) of the licences of the front-most
@@ -55,10 +59,23 @@ struct StreamRef<E> {
     licences: u32,
 }
 
+/// One take in this many is round-robin instead of front-first (see protocol step 2).
+pub(crate) const FAIR_EVERY: u32 = 8;
+
+/// The references of a list and the state of its round-robin takes.
+#[derive(Debug)]
+struct Refs<E> {
+    map: BTreeMap<Key, StreamRef<E>>,
+    /// Takes since the last round-robin one.
+    takes: u32,
+    /// The key the last round-robin take served; the next starts after it.
+    cursor: Option<Key>,
+}
+
 /// A worker's licences, shared with thieves.
 #[derive(Debug)]
 pub(crate) struct WorkList<E> {
-    map: Mutex<BTreeMap<Key, StreamRef<E>>>,
+    map: Mutex<Refs<E>>,
     refs: AtomicUsize,
     thief: AtomicBool,
 }
@@ -67,7 +84,11 @@ impl<E: Clone> WorkList<E> {
     /// An empty list.
     pub(crate) fn new() -> Self {
         WorkList {
-            map: Mutex::new(BTreeMap::new()),
+            map: Mutex::new(Refs {
+                map: BTreeMap::new(),
+                takes: 0,
+                cursor: None,
+            }),
             refs: AtomicUsize::new(0),
             thief: AtomicBool::new(false),
         }
@@ -85,13 +106,14 @@ impl<E: Clone> WorkList<E> {
         if self.is_empty() {
             return false;
         }
-        lock(&self.map).values().any(|r| is_free(&r.entity))
+        lock(&self.map).map.values().any(|r| is_free(&r.entity))
     }
 
     /// Adds `n` licences for the entity with `key` (step 1); `entity` makes the
     /// reference if the list has none for it yet.
     pub(crate) fn add(&self, key: Key, n: u32, entity: impl FnOnce() -> E) {
-        let mut m = lock(&self.map);
+        let mut g = lock(&self.map);
+        let m = &mut g.map;
         m.entry(key)
             .or_insert_with(|| StreamRef {
                 entity: entity(),
@@ -108,8 +130,30 @@ impl<E: Clone> WorkList<E> {
         if self.is_empty() {
             return None;
         }
-        let mut m = lock(&self.map);
-        let key = *m.iter().find(|(_, r)| try_acquire(&r.entity))?.0;
+        let mut g = lock(&self.map);
+        g.takes += 1;
+        let fair = g.takes >= FAIR_EVERY;
+        let key = if fair {
+            g.takes = 0;
+            // Round-robin: the first acquirable reference after the cursor, wrapping.
+            let after = match g.cursor {
+                Some(c) => g
+                    .map
+                    .range((std::ops::Bound::Excluded(c), std::ops::Bound::Unbounded))
+                    .find(|(_, r)| try_acquire(&r.entity))
+                    .map(|(k, _)| *k),
+                None => None,
+            };
+            let key = match after {
+                Some(k) => k,
+                None => *g.map.iter().find(|(_, r)| try_acquire(&r.entity))?.0,
+            };
+            g.cursor = Some(key);
+            key
+        } else {
+            *g.map.iter().find(|(_, r)| try_acquire(&r.entity))?.0
+        };
+        let m = &mut g.map;
         let r = m.get_mut(&key)?;
         r.licences -= 1;
         let e = if r.licences == 0 {
@@ -134,7 +178,8 @@ impl<E: Clone> WorkList<E> {
         if self.thief.swap(true, Ordering::Acquire) {
             return None;
         }
-        let got = try_lock(&self.map).and_then(|mut m| {
+        let got = try_lock(&self.map).and_then(|mut g| {
+            let m = &mut g.map;
             let key = *m.iter().find(|(_, r)| is_free(&r.entity))?.0;
             let r = m.get_mut(&key)?;
             let n = r.licences.div_ceil(2);
@@ -156,9 +201,9 @@ impl<E: Clone> WorkList<E> {
 
     /// Removes every reference (end of a failed run).
     pub(crate) fn drain(&self) -> Vec<E> {
-        let mut m = lock(&self.map);
+        let mut g = lock(&self.map);
         self.refs.store(0, Ordering::SeqCst);
-        std::mem::take(&mut *m)
+        std::mem::take(&mut g.map)
             .into_values()
             .map(|r| r.entity)
             .collect()
@@ -183,6 +228,39 @@ mod tests {
         assert_eq!(l.take(|_| true), Some(10));
         assert!(l.is_empty());
         assert_eq!(l.take(|_| true), None);
+    }
+
+    #[test]
+    fn a_stream_behind_steady_work_nearer_the_output_is_not_starved() {
+        // Entity 1 is far from the output; entity 9, nearer, gets a new licence before
+        // every take (a producer that never runs dry). Front-first alone would never
+        // serve 1 (issue 24, item 4: a collector starved by its own producers).
+        let l: WorkList<u32> = WorkList::new();
+        l.add(Key::new(1, 1), 1, || 1);
+        let mut served = None;
+        for take in 1..=100u32 {
+            l.add(Key::new(9, 9), 1, || 9);
+            if l.take(|_| true) == Some(1) {
+                served = Some(take);
+                break;
+            }
+        }
+        let served = served.expect("the far stream was starved");
+        assert!(served <= 2 * FAIR_EVERY, "served only at take {served}");
+        // Round-robin continues after the cursor: with three streams, each is served
+        // within FAIR_EVERY * 3 takes.
+        let l: WorkList<u32> = WorkList::new();
+        let mut seen = [0u32; 3];
+        for _ in 0..(FAIR_EVERY * 3 * 4) {
+            for (i, d) in [(0u32, 1u32), (1, 2), (2, 9)] {
+                if seen[i as usize] < 1000 {
+                    l.add(Key::new(d, i as usize), 1, || i);
+                }
+            }
+            let e = l.take(|_| true).unwrap();
+            seen[e as usize] += 1;
+        }
+        assert!(seen.iter().all(|n| *n >= 2), "{seen:?}");
     }
 
     #[test]
