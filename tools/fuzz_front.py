@@ -281,6 +281,10 @@ def display_line(raw):
 def check_diagnostics(path, data, stderr):
     """Returns a list of problems with the error diagnostics in stderr."""
     problems = []
+    # A UTF-8 byte-order mark is not part of the program: columns of line 1 are
+    # counted without it (as an editor shows them).
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
     lines = data.split(b"\n")
     nlines = len(lines)
     out = stderr.split("\n")
@@ -329,11 +333,28 @@ def check_diagnostics(path, data, stderr):
                     if any(ord(c) < 32 for c in shown):
                         problems.append("snippet of line %d shows a control character: %r"
                                         % (line, shown))
+                    prefix = display_line(lines[line - 1][:col - 1])
+                    caret_col = len(cm.group(1))
+                    cut = shown.rstrip() != want.rstrip() and (
+                        shown.startswith("...") or shown.rstrip().endswith("..."))
+                    if cut:
+                        # A long line is shown as a window around the caret, `...` at
+                        # each cut end: the window is part of the line, and the caret
+                        # stands under the character of column COL.
+                        core = shown.rstrip()
+                        core = core[3:] if core.startswith("...") else core
+                        core = core[:-3] if core.endswith("...") else core
+                        if core not in want:
+                            problems.append("cut snippet of line %d is %r, not part of %r: %s"
+                                            % (line, shown, want[:200], head))
+                        elif len(prefix) < len(want) and (
+                                caret_col >= len(shown) or shown[caret_col] != want[len(prefix)]):
+                            problems.append("caret of a cut line %d not under column %d: %s"
+                                            % (line, col, head))
+                        break
                     if shown.rstrip() != want.rstrip():
                         problems.append("snippet of line %d is %r, the file has %r: %s"
                                         % (line, shown, want, head))
-                    prefix = display_line(lines[line - 1][:col - 1])
-                    caret_col = len(cm.group(1))
                     if cm.group(2)[0] != "^" or caret_col != len(prefix):
                         problems.append("caret at display column %d, expected %d (line %d col %d): %s"
                                         % (caret_col, len(prefix), line, col, head))
@@ -383,7 +404,10 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--out", default="/tmp/snet-fuzz-front")
+    ap.add_argument("--seconds", type=float, default=0,
+                    help="stop starting mutants after this many seconds (0: no limit)")
     args = ap.parse_args()
+    t_start = time.time()
     os.makedirs(args.out, exist_ok=True)
     seeds = []
     for d in ("examples", "tests"):
@@ -402,14 +426,20 @@ def main():
     for name, data in seeds:  # every seed unchanged, with CRLF, with tabs
         jobs.append(("seed", name, data))
         jobs.append(("seed", name, data.replace(b"\n", b"\r\n")))
-    for i in range(args.cases):
-        name, data = rng.choice(seeds)
-        jobs.append(("mutant", name, mutate(rng, data)))
+    fixed = len(jobs)
+
+    def mutants():
+        for i in range(args.cases):
+            name, data = rng.choice(seeds)
+            yield ("mutant", name, mutate(rng, data))
 
     failures = 0
+    tried = panics = hangs = 0
 
     def work(idx_job):
         idx, (kind, name, data) = idx_job
+        if kind == "mutant" and args.seconds and time.time() - t_start > args.seconds:
+            return idx, "skipped", name, data, []
         # keep the entry net's name = file name where possible
         path = os.path.join(args.out, "w%d" % (idx % 64), name + ".snet")
         os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -418,8 +448,33 @@ def main():
             probs.append("spec-legal program rejected (exit %s)" % rc)
         return idx, kind, name, data, probs
 
+    def batches():
+        # The fixed cases, then mutants made 256 at a time (lazily: with --seconds the
+        # case count is only an upper bound).
+        yield list(enumerate(jobs))
+        it, idx = mutants(), fixed
+        while not (args.seconds and time.time() - t_start > args.seconds):
+            batch = []
+            for job in it:
+                batch.append((idx, job))
+                idx += 1
+                if len(batch) == 256:
+                    break
+            if not batch:
+                return
+            yield batch
+
+    def results(ex):
+        for batch in batches():
+            yield from ex.map(work, batch)
+
     with cf.ThreadPoolExecutor(args.jobs) as ex:
-        for idx, kind, name, data, probs in ex.map(work, enumerate(jobs)):
+        for idx, kind, name, data, probs in results(ex):
+            if kind == "skipped":
+                continue
+            tried += 1
+            panics += any(p.startswith(("panic", "killed")) for p in probs)
+            hangs += any(p.startswith(("hang", "slow")) for p in probs)
             if probs:
                 failures += 1
                 keep = os.path.join(args.out, "fail-%05d-%s.snet" % (idx, name))
@@ -428,8 +483,11 @@ def main():
                 print("FAIL %s %s (%s):" % (kind, name, keep))
                 for p in probs[:5]:
                     print("   ", p)
-    print("fuzz_front: %d cases (%d accept, %d stress, %d seeds, %d mutants), %d failing"
-          % (len(jobs), len(ACCEPT), len(STRESS), 2 * len(seeds), args.cases, failures))
+    print("fuzz_front: %d programs tried (%d accept, %d stress, %d seeds, %d mutants) in %.0f s: "
+          "%d failing, %d panics or signals, %d hangs"
+          % (tried, len(ACCEPT), len(STRESS), 2 * len(seeds),
+             tried - fixed, time.time() - t_start,
+             failures, panics, hangs))
     return 1 if failures else 0
 
 

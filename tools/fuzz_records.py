@@ -27,6 +27,7 @@ Exit status: 0 if no violation was found, 1 otherwise. Failing inputs are kept u
 --out (default /tmp/snet-fuzz-records).
 """
 import argparse
+import time
 import concurrent.futures as cf
 import os
 import random
@@ -295,7 +296,10 @@ def main():
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--out", default="/tmp/snet-fuzz-records")
     ap.add_argument("--engine", default="seq", help="ENGINE or ENGINE:WORKERS, e.g. front:2")
+    ap.add_argument("--seconds", type=float, default=0,
+                    help="stop starting cases after this many seconds (0: no limit)")
     args = ap.parse_args()
+    t_start = time.time()
     ENGINE[:] = (args.engine.split(":") + ["1"])[:2]
     os.makedirs(args.out, exist_ok=True)
     ident = os.path.join(args.out, "fzid.snet")
@@ -310,6 +314,8 @@ def main():
                 examples.append((prog, f.read()))
 
     def work(i):
+        if args.seconds and time.time() - t_start > args.seconds:
+            return i, "skipped", b"", []
         rng = random.Random(args.seed * 1000003 + i)
         path = os.path.join(args.out, "in-%d.xml" % (i % 64))
         if i % 3 == 2 and examples:
@@ -327,9 +333,21 @@ def main():
         data, probs = count_case(rng, args.snet, ident, path)
         return i, "count", data, probs
 
-    failures = 0
+    failures = tried = panics = hangs = 0
+    def results(ex):
+        # 256 cases at a time: with --seconds the case count is only an upper bound.
+        for start in range(0, args.cases, 256):
+            if args.seconds and time.time() - t_start > args.seconds:
+                return
+            yield from ex.map(work, range(start, min(start + 256, args.cases)))
+
     with cf.ThreadPoolExecutor(args.jobs) as ex:
-        for i, kind, data, probs in ex.map(work, range(args.cases)):
+        for i, kind, data, probs in results(ex):
+            if kind == "skipped":
+                continue
+            tried += 1
+            panics += any(("panic" in p or "signal" in p) for p in probs)
+            hangs += any(("hang" in p or "did not end" in p) for p in probs)
             if probs:
                 failures += 1
                 keep = os.path.join(args.out, "fail-%05d.xml" % i)
@@ -338,7 +356,8 @@ def main():
                 print("FAIL %s (%s):" % (kind, keep))
                 for p in probs[:4]:
                     print("   ", p)
-    print("fuzz_records: %d cases, %d failing" % (args.cases, failures))
+    print("fuzz_records: %d inputs tried (engine %s) in %.0f s: %d failing, %d panics or signals, %d hangs"
+          % (tried, args.engine, time.time() - t_start, failures, panics, hangs))
     return 1 if failures else 0
 
 

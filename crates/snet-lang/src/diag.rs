@@ -200,8 +200,8 @@ impl Diagnostic {
             let line_start = file.line_start(*line);
             let first = labels
                 .iter()
+                .min_by_key(|l| (!l.primary, l.span.start))
                 .map(|l| (l.span.start as usize).saturating_sub(line_start))
-                .min()
                 .unwrap_or(0);
             let (cut, text, lead) = window(full, first);
             let shown = format!(
@@ -224,6 +224,10 @@ impl Diagnostic {
             ls.sort_by_key(|l| (!l.primary, l.span.start));
             for l in ls {
                 let (_, c0) = file.line_col(l.span.start);
+                // A label outside the shown part of a cut line is left out.
+                if c0 - 1 < cut || c0 - 1 > cut + text.len() {
+                    continue;
+                }
                 let line_len = text.len();
                 let start = (c0 - 1).saturating_sub(cut).min(line_len);
                 let end_in_line = {

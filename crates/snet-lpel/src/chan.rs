@@ -926,8 +926,9 @@ mod loom_tests {
         match w {
             Wake::None => {}
             Wake::Blocked(p) => wake(p),
-            // SAFETY: `p` came from a Wake::Poll handed to us.
             Wake::Poll(p) => {
+                // SAFETY: `p` came from a Wake::Poll handed to us, and is used again
+                // only if we won the token (then `wake`).
                 if unsafe { notify_poll(p) } {
                     wake(p)
                 }

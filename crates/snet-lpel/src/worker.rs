@@ -338,6 +338,7 @@ pub(crate) fn deliver(t: Arc<Task>) {
 /// Like [`deliver`], but the task goes ahead of the tasks already ready on its worker
 /// (an urgent wake-up, off the hot path: the S-Net engine's evicted box tasks, which
 /// only end and give their stacks back).
+#[cfg(not(loom))] // only the S-Net engine (not built under loom) uses it
 pub(crate) fn deliver_first(t: Arc<Task>) {
     deliver_at(t, true);
 }

@@ -214,7 +214,10 @@ fn a_c_box_with_a_bad_variant_stops_the_run_naming_the_box() {
     assert!(stderr.contains("emit7") && stderr.contains('7'), "{stderr}");
     // Spec §10: the diagnostic shows the offending record as the box received it,
     // including the labels the box took as arguments.
-    assert!(stderr.contains("record: {A=<given to the box>}"), "{stderr}");
+    assert!(
+        stderr.contains("record: {A=<given to the box>}"),
+        "{stderr}"
+    );
 }
 
 #[test]

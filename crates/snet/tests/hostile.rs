@@ -4,7 +4,7 @@
 
 use snet::{BoxInput, BoxOutput, EngineKind, Program, Record};
 use snet_core::BoxFailure;
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
