@@ -80,6 +80,10 @@ const FJ_SPIN_ROUNDS: u32 = 256;
 /// often.
 const FJ_PARK: Duration = Duration::from_millis(2);
 
+/// Walk follows within one unit after which a worker with other work in its list
+/// queues the walked record instead of following it (see `run_unit`).
+const FOLLOW_CHECK: u32 = 64;
+
 /// What a worker hands back at the end of the run.
 #[derive(Debug)]
 pub(crate) struct Report {
@@ -395,6 +399,7 @@ impl<'s, 'a> Worker<'s, 'a> {
     /// the walked records until the walk cannot continue; ends the unit.
     fn run_unit(&mut self, mut leaf: Arc<Inst>) {
         let sh = self.sh;
+        let mut follows = 0u32;
         loop {
             let s = sh.slot(&leaf, 0);
             if sh.stop.load(Ordering::Relaxed) {
@@ -426,6 +431,22 @@ impl<'s, 'a> Worker<'s, 'a> {
                 self.held_tok = None;
                 s.ent.release();
                 sh.fail(e);
+                break;
+            }
+            follows += 1;
+            if follows % FOLLOW_CHECK == 0 && !sh.lists[self.id].is_empty() {
+                // Record walking is a preference, not a licence to starve: a box that
+                // keeps feeding itself (or a long chain of them) would otherwise hold
+                // the worker while other streams wait (issue 24, item 4: a collector
+                // starved by its producer loop grew a chain that every new record
+                // walked). The held record joins its stream with a licence and the
+                // worker takes work front-first again.
+                if let Some(next) = self.held_leaf.take() {
+                    if let Some(tok) = self.held_tok.take() {
+                        self.enqueue(next, Job::Data(tok));
+                    }
+                }
+                release(sh, &s.ent);
                 break;
             }
             match self.continue_walk(Some(&leaf)) {

@@ -470,18 +470,29 @@ impl Run<'_> {
 }
 
 /// Handles the end of a walk.
-fn step(run: &'static StaticRun, s: Step, writer_fb: usize, here: Here<'_>) {
+/// Returns whether it queued a job at a box of a feedback loop around the writer.
+fn step(run: &'static StaticRun, s: Step, writer_fb: usize, here: Here<'_>) -> bool {
     match s {
-        Step::Output(tok) => run.output(tok.rec),
+        Step::Output(tok) => {
+            run.output(tok.rec);
+            false
+        }
         Step::Box(leaf, tok) => push(run, leaf, Job::new(Some(tok.rec), tok.ctx), writer_fb, here),
         Step::Init(call) => push(run, call.leaf, Job::new(None, call.ctx), writer_fb, here),
         // Every step is queued at once (nothing held back).
-        Step::Flush => {}
+        Step::Flush => false,
     }
 }
 
-/// Queues a job at a box instance (blocking by the rule of the module docs).
-fn push(run: &'static StaticRun, leaf: Arc<Inst>, job: Job, writer_fb: usize, here: Here<'_>) {
+/// Queues a job at a box instance (blocking by the rule of the module docs). Returns
+/// whether the box lies in a feedback loop around the writer (the push never blocks).
+fn push(
+    run: &'static StaticRun,
+    leaf: Arc<Inst>,
+    job: Job,
+    writer_fb: usize,
+    here: Here<'_>,
+) -> bool {
     let st: &Arc<BoxState> = leaf.engine_slot(|| {
         let st = Arc::new(run.box_state(&leaf));
         lock(&run.all).push(Arc::downgrade(&st));
@@ -500,6 +511,7 @@ fn push(run: &'static StaticRun, leaf: Arc<Inst>, job: Job, writer_fb: usize, he
             spawn_box(run, leaf, st, inc, here);
         }
     }
+    in_cycle
 }
 
 fn spawn_box(
@@ -527,6 +539,7 @@ fn spawn_box(
         st,
         inc,
         hand: VecDeque::new(),
+        looping: 0,
     };
     let body = move || task.activate();
     match here {
@@ -547,7 +560,12 @@ struct BoxTask {
     inc: u64,
     /// Jobs taken from the inbox, run one per activation.
     hand: VecDeque<Job>,
+    /// Consecutive jobs whose outputs went round a feedback loop (see `activate`).
+    looping: u32,
 }
+
+/// Consecutive jobs feeding a feedback loop after which a box task yields.
+const LOOP_YIELD: u32 = 64;
 
 impl BoxTask {
     /// One activation: run one job (taking a batch from the inbox, or parking while
@@ -555,7 +573,19 @@ impl BoxTask {
     fn activate(&mut self) -> Activation {
         loop {
             if let Some(job) = self.hand.pop_front() {
-                self.run_job(job);
+                if self.run_job(job) {
+                    // A box feeding a loop it lies in may never run out of input (it
+                    // refills its own inbox): give the other ready tasks a turn every
+                    // LOOP_YIELD such jobs, or a collector of the loop's results
+                    // starves (issue 24, item 4). Loop-free pipelines never yield here.
+                    self.looping += 1;
+                    if self.looping >= LOOP_YIELD {
+                        self.looping = 0;
+                        crate::runtime::yield_now();
+                    }
+                } else {
+                    self.looping = 0;
+                }
                 return Activation::Again;
             }
             let finishing = self.run.finishing.load(Ordering::Acquire);
@@ -578,13 +608,15 @@ impl BoxTask {
         }
     }
 
-    fn run_job(&self, job: Job) {
+    /// Runs one job; true if it queued a record in a feedback loop around this box.
+    fn run_job(&self, job: Job) -> bool {
         let run = self.run;
         if run.stop.load(Ordering::Acquire) {
-            return; // the run is failing: drop the job
+            return false; // the run is failing: drop the job
         }
         let fb = self.st.fb.id();
-        let mut sink = |s: Step| step(run, s, fb, Here::Task);
+        let mut looped = false;
+        let mut sink = |s: Step| looped |= step(run, s, fb, Here::Task);
         let r = catch_unwind(AssertUnwindSafe(|| {
             run.walker.run_box(&self.leaf, job.rec, job.ctx, &mut sink)
         }));
@@ -604,6 +636,7 @@ impl BoxTask {
                 ));
             }
         }
+        looped
     }
 }
 
@@ -697,7 +730,9 @@ impl Engine for LpelEngine {
         // SAFETY: `run` outlives every use of `r` (the shutdown argument above).
         let r: &'static StaticRun = unsafe { &*(&run as *const Run<'_>).cast::<StaticRun>() };
         let here = Here::Reader(&rt);
-        let mut sink = |s: Step| step(r, s, 0, here);
+        let mut sink = |s: Step| {
+            step(r, s, 0, here);
+        };
         let root = r.walker.create_root(&mut sink);
         loop {
             if r.stop.load(Ordering::Acquire) {
