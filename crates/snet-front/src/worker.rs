@@ -434,7 +434,7 @@ impl<'s, 'a> Worker<'s, 'a> {
                 break;
             }
             follows += 1;
-            if follows % FOLLOW_CHECK == 0 && !sh.lists[self.id].is_empty() {
+            if follows.is_multiple_of(FOLLOW_CHECK) && !sh.lists[self.id].is_empty() {
                 // Record walking is a preference, not a licence to starve: a box that
                 // keeps feeding itself (or a long chain of them) would otherwise hold
                 // the worker while other streams wait (issue 24, item 4: a collector
