@@ -108,7 +108,7 @@ fn run_once(
     let mut out: Vec<Record> = Vec::new();
     let cpu0 = cpu_time();
     let t0 = Instant::now();
-    prog.run_on(&engine, &mut src, &mut out, &RunOptions { workers })?;
+    prog.run_on(&engine, &mut src, &mut out, &RunOptions::new(workers))?;
     let wall = t0.elapsed();
     let cpu = cpu_time().saturating_sub(cpu0);
     if out.len() != h as usize {

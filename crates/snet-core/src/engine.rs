@@ -7,6 +7,7 @@ use crate::net::Net;
 use crate::record::Record;
 use std::fmt;
 use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Where an engine reads the global input from.
@@ -14,6 +15,29 @@ pub trait RecordSource: Send {
     /// The next input record; `Ok(None)` at the end of input. Recoverable input errors
     /// are the source's business (it reports and skips them); an `Err` stops the run.
     fn next_record(&mut self) -> Result<Option<Record>, RunError>;
+
+    /// The next thing to walk in a distributed run (spec §16): an input record, or a
+    /// record (or instance creation) arriving from another node; `Ok(None)` once the
+    /// whole distributed run has ended. Engines that run distributed read their input
+    /// through this; the default is [`RecordSource::next_record`].
+    ///
+    /// `idle` tells whether the engine has nothing queued or running besides this call
+    /// (a distributed source answers the termination protocol only then; it may block
+    /// until a record arrives, the run ends, or the engine reports
+    /// [`crate::walk::Dist::became_idle`]).
+    fn next_incoming(&mut self, idle: &dyn Fn() -> bool) -> Result<Option<Incoming>, RunError> {
+        let _ = idle;
+        Ok(self.next_record()?.map(Incoming::Record))
+    }
+}
+
+/// What [`RecordSource::next_incoming`] gives an engine.
+#[derive(Debug)]
+pub enum Incoming {
+    /// A record of the global input: it enters the network's root.
+    Record(Record),
+    /// A record continuing its walk here after a hop from another node.
+    Arrival(crate::walk::Arrival),
 }
 
 /// Where an engine writes the global output to.
@@ -42,15 +66,37 @@ impl RecordSink for Vec<Record> {
 pub const MAX_WORKERS: usize = 1024;
 
 /// Options common to all engines.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct RunOptions {
     /// Worker threads (ignored by `seq`).
     pub workers: usize,
+    /// The distribution layer when this run is one node of a distributed run
+    /// (spec §16); `None` in one process.
+    pub dist: Option<Arc<dyn crate::walk::Dist>>,
+}
+
+impl RunOptions {
+    /// Options with `workers` workers, in one process.
+    pub fn new(workers: usize) -> RunOptions {
+        RunOptions {
+            workers,
+            dist: None,
+        }
+    }
 }
 
 impl Default for RunOptions {
     fn default() -> Self {
-        RunOptions { workers: cores() }
+        RunOptions::new(cores())
+    }
+}
+
+impl fmt::Debug for RunOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RunOptions")
+            .field("workers", &self.workers)
+            .field("dist", &self.dist.as_ref().map(|d| (d.me(), d.nodes())))
+            .finish()
     }
 }
 
@@ -123,6 +169,9 @@ struct Shard {
     /// Net records in flight contributed by this shard (may be negative).
     flight: AtomicI64,
     events: AtomicU64,
+    /// Records sent on to other nodes / arrived from them (distributed runs).
+    sent: AtomicU64,
+    arrived: AtomicU64,
 }
 
 /// Bit `i` set: exclusive shard `i` is free.
@@ -385,6 +434,26 @@ impl Counters {
         bump_in(i, &s.records_out, 1);
         self.flight(i, s, -1);
     }
+    /// A record left this node for another (spec §16).
+    pub fn sent_away(&self) {
+        let (i, s) = self.shard();
+        bump_in(i, &s.sent, 1);
+        self.flight(i, s, -1);
+    }
+    /// A record arrived from another node.
+    pub fn arrived(&self) {
+        let (i, s) = self.shard();
+        bump_in(i, &s.arrived, 1);
+        bump_signed(i, &s.flight, 1);
+    }
+    /// Records sent on to other nodes.
+    pub fn records_sent(&self) -> u64 {
+        self.sum(|s| &s.sent)
+    }
+    /// Records that arrived from other nodes.
+    pub fn records_arrived(&self) -> u64 {
+        self.sum(|s| &s.arrived)
+    }
     /// Records read from the global input.
     pub fn records_in(&self) -> u64 {
         self.sum(|s| &s.records_in)
@@ -474,6 +543,10 @@ pub struct RunStats {
     pub wall: Duration,
     /// Per-worker busy/idle time.
     pub workers: Vec<WorkerStats>,
+    /// Records sent on to other nodes (distributed runs).
+    pub records_sent: u64,
+    /// Records that arrived from other nodes (distributed runs).
+    pub records_received: u64,
 }
 
 impl RunStats {
@@ -490,6 +563,8 @@ impl RunStats {
             sync_merges: c.sync_merges(),
             entities_created: entities as u64,
             peak_in_flight: c.peak().max(0) as u64,
+            records_sent: c.records_sent(),
+            records_received: c.records_arrived(),
             ..RunStats::default()
         }
     }
@@ -497,8 +572,12 @@ impl RunStats {
     /// The record balance: every record that entered or was created has left, been
     /// consumed or been stored. True when nothing was lost.
     pub fn balanced(&self) -> bool {
-        self.records_in + self.records_created + self.sync_merges
-            == self.records_out + self.records_consumed + self.records_stored + self.sync_merges
+        self.records_in + self.records_created + self.sync_merges + self.records_received
+            == self.records_out
+                + self.records_consumed
+                + self.records_stored
+                + self.sync_merges
+                + self.records_sent
     }
 }
 
@@ -525,6 +604,13 @@ impl fmt::Display for RunStats {
             self.records_stored,
             if self.balanced() { "ok" } else { "MISMATCH" }
         )?;
+        if self.records_sent + self.records_received > 0 {
+            writeln!(
+                f,
+                "between nodes     {} sent, {} received (in the balance: received with in, sent with out)",
+                self.records_sent, self.records_received
+            )?;
+        }
         writeln!(f, "entities created  {}", self.entities_created)?;
         writeln!(f, "peak in flight    {}", self.peak_in_flight)?;
         writeln!(f, "steals            {}", self.steals)?;

@@ -69,12 +69,64 @@ pub(crate) enum InstKind {
     Feedback(Arc<Inst>),
 }
 
+/// Where instances run in a distributed run (spec §16): the home node of the instance
+/// being created and the number of nodes. With one node every home is 0.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Place {
+    /// The node the instance runs on.
+    pub home: u32,
+    /// Nodes in the run.
+    pub nodes: u32,
+}
+
+impl Place {
+    /// A run in one process.
+    pub const SINGLE: Place = Place { home: 0, nodes: 1 };
+
+    /// This place moved to node `n` (a placement); a one-node run stays on node 0.
+    pub fn on(self, n: u32) -> Place {
+        if self.nodes <= 1 {
+            self
+        } else {
+            Place { home: n, ..self }
+        }
+    }
+}
+
+/// One step of an instance's position in the instance tree ([`Inst::path`]): how a
+/// process names an instance to another, whose tree was built by other records in
+/// another order (never by creation order or addresses).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PathStep {
+    /// Left operand of `..`.
+    Left,
+    /// Right operand of `..`.
+    Right,
+    /// Branch `i` of a parallel composition.
+    Branch(u32),
+    /// Stage `k` (from 0) of a serial replication.
+    Stage(u32),
+    /// The replica for index value `v` of a parallel replication.
+    Replica(i32),
+    /// The operand of a feedback loop.
+    Body,
+}
+
 /// One instance of a node.
 pub struct Inst {
     /// The node this is an instance of.
     pub node: NodeId,
     /// Position in the parent.
     pub slot: Slot,
+    /// The node (process) this instance runs on (spec §16.2); 0 in a one-node run.
+    pub home: u32,
+    /// The number of nodes of the run (the place children inherit).
+    nodes: u32,
+    /// Stage number (star stages) or index value (split replicas); 0 otherwise.
+    key: i32,
+    /// The home of the parent (node 0 for the root: the global output is there): a
+    /// record leaving this instance is routed there.
+    pub up_home: u32,
     parent: Weak<Inst>,
     pub(crate) kind: InstKind,
     /// For star stages: the next stage, created on demand.
@@ -196,6 +248,7 @@ fn starts_with_init(net: &Net, mut node: NodeId) -> bool {
     loop {
         match &net.node(node).kind {
             NodeKind::Serial(a, _) => node = *a,
+            NodeKind::At { body, .. } => node = *body,
             NodeKind::Box(b) => return net.boxes[*b].input.is_none(),
             _ => return false,
         }
@@ -205,28 +258,63 @@ fn starts_with_init(net: &Net, mut node: NodeId) -> bool {
 impl Inst {
     /// Creates an instance of `node` and its static part. Initialisers of parallel
     /// compositions created here are appended to `inits` with context `ctx`.
+    #[allow(clippy::too_many_arguments)]
     pub fn create(
         net: &Net,
         node: NodeId,
         parent: Weak<Inst>,
         slot: Slot,
+        key: i32,
+        place: Place,
         ctx: &Ctx,
         counter: &InstCounter,
         inits: &mut Vec<InitCall>,
     ) -> Arc<Inst> {
         counter.0.fetch_add(1, Ordering::Relaxed);
+        let up_home = if matches!(slot, Slot::Root) {
+            0
+        } else {
+            place.home
+        };
+        // A placement `@ n` is no instance of its own: it sets the home of its operand.
+        let (node, at) = net.unplaced(node);
+        let place = match at {
+            Some(n) => place.on(n),
+            None => place,
+        };
         let mut pending_init: Vec<usize> = Vec::new();
         // For `||`: the frame of its creation, input 0 of its collector.
         let mut creation: Option<Arc<Frame>> = None;
         let inst = Arc::new_cyclic(|me: &Weak<Inst>| {
             let kind = match &net.node(node).kind {
+                NodeKind::At { .. } => unreachable!("placements are unwrapped above"),
                 NodeKind::Box(i) => InstKind::Box(*i, Default::default()),
                 NodeKind::Filter(_) => InstKind::Filter,
                 NodeKind::Identity => InstKind::Identity,
                 NodeKind::Sync(ps) => InstKind::Sync(Mutex::new(SyncCell::new(ps.len()))),
                 NodeKind::Serial(a, b) => InstKind::Serial(
-                    Inst::create(net, *a, me.clone(), Slot::Left, ctx, counter, inits),
-                    Inst::create(net, *b, me.clone(), Slot::Right, ctx, counter, inits),
+                    Inst::create(
+                        net,
+                        *a,
+                        me.clone(),
+                        Slot::Left,
+                        0,
+                        place,
+                        ctx,
+                        counter,
+                        inits,
+                    ),
+                    Inst::create(
+                        net,
+                        *b,
+                        me.clone(),
+                        Slot::Right,
+                        0,
+                        place,
+                        ctx,
+                        counter,
+                        inits,
+                    ),
                 ),
                 NodeKind::Parallel {
                     branches,
@@ -276,6 +364,8 @@ impl Inst {
                                 *b,
                                 me.clone(),
                                 Slot::Branch(i as u32),
+                                0,
+                                place,
                                 &child_ctx,
                                 counter,
                                 inits,
@@ -301,6 +391,8 @@ impl Inst {
                     *body,
                     me.clone(),
                     Slot::Body,
+                    0,
+                    place,
                     ctx,
                     counter,
                     inits,
@@ -309,6 +401,10 @@ impl Inst {
             Inst {
                 node,
                 slot,
+                home: place.home,
+                nodes: place.nodes,
+                key,
+                up_home,
                 parent,
                 kind,
                 next_stage: OnceLock::new(),
@@ -352,6 +448,42 @@ impl Inst {
             }
         }
         inst
+    }
+
+    /// The place of this instance (what its children inherit).
+    pub fn place(&self) -> Place {
+        Place {
+            home: self.home,
+            nodes: self.nodes,
+        }
+    }
+
+    /// The position of this instance in the instance tree, from the root: the same on
+    /// every node whatever order the trees grew in (see [`PathStep`]). `None` if an
+    /// ancestor is gone (a retired star stage).
+    pub fn path(self: &Arc<Inst>) -> Option<Vec<PathStep>> {
+        let mut steps = Vec::new();
+        let mut cur = self.clone();
+        loop {
+            let step = match cur.slot {
+                Slot::Root => break,
+                Slot::Left => PathStep::Left,
+                Slot::Right => PathStep::Right,
+                Slot::Branch(i) => PathStep::Branch(i),
+                Slot::Stage(_) => PathStep::Stage(cur.key as u32),
+                Slot::Replica => PathStep::Replica(cur.key),
+                Slot::Body => PathStep::Body,
+            };
+            steps.push(step);
+            cur = cur.parent()?;
+        }
+        steps.reverse();
+        Some(steps)
+    }
+
+    /// The stage number of a star stage (0 for other instances).
+    pub(crate) fn key(&self) -> i32 {
+        self.key
     }
 
     /// The first leaf reached by descending through left operands of `..`.

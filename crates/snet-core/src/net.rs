@@ -134,7 +134,6 @@ pub enum NodeKind {
         det: bool,
     },
     /// Parallel replication `A ! <t>` (`det`: `!!`); `index` is a tag or binding tag.
-    /// Placement `!@` is lowered to this.
     Split {
         /// The replicated operand.
         body: NodeId,
@@ -142,6 +141,17 @@ pub enum NodeKind {
         index: Label,
         /// Deterministic variant `!!`.
         det: bool,
+        /// Indexed placement `!@` / `!!@`: replica `v` runs on node `v` (spec §16.2).
+        placed: bool,
+    },
+    /// Static placement `A @ n`: every entity of this use of `A` runs on node `node`
+    /// unless an inner placement says otherwise (spec §16.2). A node of its own, so
+    /// that a named net shared by several uses is placed per use.
+    At {
+        /// The placed operand.
+        body: NodeId,
+        /// The node (process) it runs on.
+        node: u32,
     },
     /// Feedback `A \ P`.
     Feedback {
@@ -180,6 +190,39 @@ impl Net {
     /// The node with id `id`.
     pub fn node(&self, id: NodeId) -> &Node {
         &self.nodes[id as usize]
+    }
+
+    /// `id` with the placements wrapped around it taken off: the node an instance is
+    /// made of, and the innermost static placement among them (spec §16.2).
+    pub fn unplaced(&self, mut id: NodeId) -> (NodeId, Option<u32>) {
+        let mut at = None;
+        while let NodeKind::At { body, node } = &self.node(id).kind {
+            at = Some(*node);
+            id = *body;
+        }
+        (id, at)
+    }
+
+    /// The static placements `@ n` of the program with where they are (`file:line:col`)
+    /// and the indexed placements `!@` (their node is known only at run time).
+    pub fn placements(&self) -> Vec<(u32, Arc<str>)> {
+        self.nodes
+            .iter()
+            .filter_map(|n| match &n.kind {
+                NodeKind::At { node, .. } => Some((*node, n.loc.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// True if the program places anything (`@`, `!@`, `!!@`).
+    pub fn is_placed(&self) -> bool {
+        self.nodes.iter().any(|n| {
+            matches!(
+                n.kind,
+                NodeKind::At { .. } | NodeKind::Split { placed: true, .. }
+            )
+        })
     }
 }
 

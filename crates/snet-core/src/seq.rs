@@ -7,7 +7,7 @@
 
 use crate::boxes::BoxTable;
 use crate::det::Token;
-use crate::engine::{Engine, RecordSink, RecordSource, RunOptions, RunStats};
+use crate::engine::{Engine, Incoming, RecordSink, RecordSource, RunOptions, RunStats};
 use crate::error::RunError;
 use crate::net::Net;
 use crate::relief;
@@ -31,10 +31,12 @@ impl Engine for SeqEngine {
         boxes: &BoxTable,
         input: &mut dyn RecordSource,
         output: &mut dyn RecordSink,
-        _opts: &RunOptions,
+        opts: &RunOptions,
     ) -> Result<RunStats, RunError> {
         let start = Instant::now();
-        let w = Walker::new(net, boxes)?;
+        let mut w = Walker::new(net, boxes)?;
+        w.set_dist(opts.dist.clone())?;
+
         let mut st = Seq {
             w: &w,
             queue: VecDeque::new(),
@@ -52,14 +54,24 @@ impl Engine for SeqEngine {
             while let Some(job) = st.queue.pop_front() {
                 st.run_job(job)?;
             }
-            let Some(rec) = input.next_record()? else {
-                break;
+            // The source is asked only when the queue is empty: the engine is idle.
+            let (pos, rec) = match input.next_incoming(&|| true)? {
+                None => break,
+                Some(Incoming::Record(rec)) => {
+                    w.counters.input();
+                    (Pos::Enter(root.clone()), rec)
+                }
+                Some(Incoming::Arrival(a)) => {
+                    let pos = w.arrival(&root, &a, &mut |s| st.on_step(s))?;
+                    match a.rec {
+                        Some(rec) => (pos, rec),
+                        // Only the instance was wanted (its initialisers are queued).
+                        None => continue,
+                    }
+                }
             };
-            w.counters.input();
             st.burst = 0;
-            let r = w.walk(Pos::Enter(root.clone()), Token::new(rec), &mut |s| {
-                st.on_step(s)
-            });
+            let r = w.walk(pos, Token::new(rec), &mut |s| st.on_step(s));
             // A box a relief ran failed first.
             st.check()?;
             r?;

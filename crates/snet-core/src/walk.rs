@@ -12,7 +12,7 @@ use crate::det::{ctx_add, ctx_release, Frame, Released, Token};
 use crate::engine::Counters;
 use crate::error::RunError;
 use crate::filter;
-use crate::inst::{lock, InitCall, Inst, InstCounter, InstKind, Slot};
+use crate::inst::{lock, InitCall, Inst, InstCounter, InstKind, PathStep, Place, Slot};
 use crate::net::{GuardedPattern, Net, NodeId, NodeKind};
 use crate::pattern;
 use crate::record::Record;
@@ -63,6 +63,46 @@ pub struct Walker<'a> {
     pub insts: InstCounter,
     /// Run counters.
     pub counters: Counters,
+    /// The distribution layer of a distributed run (spec §16); `None` in one process.
+    dist: Option<Arc<dyn Dist>>,
+    /// This node, and the place of the root (every home is 0 without `dist`).
+    me: u32,
+    root_place: Place,
+    /// Instances named by records that arrived from other nodes, by path.
+    resolved: std::sync::Mutex<std::collections::HashMap<Vec<PathStep>, std::sync::Weak<Inst>>>,
+}
+
+/// What the semantics core needs from the distribution layer of a distributed run
+/// (spec §16): this node's number, and a way to send a record on to another node. A
+/// record whose walk reaches an instance homed elsewhere leaves the walk there (a
+/// "hop") and continues on the instance's home node, which finds the instance by its
+/// [`PathStep`] path (creating it, and what lies above it, if it is not there yet).
+pub trait Dist: Send + Sync {
+    /// This node's number.
+    fn me(&self) -> u32;
+    /// Nodes in the run.
+    fn nodes(&self) -> u32;
+    /// Sends `rec` to node `to`, where it continues its walk entering (`leave` false)
+    /// or leaving (`leave` true) the instance at `path`.
+    fn hop(&self, to: u32, path: Vec<PathStep>, leave: bool, rec: Record) -> Result<(), RunError>;
+    /// Asks node `to` to create the instance at `path` if it has not (an initialiser
+    /// homed there belongs to a composition just created here, spec §7.4).
+    fn touch(&self, to: u32, path: Vec<PathStep>) -> Result<(), RunError>;
+    /// The engine just became idle (its last queued or running work ended): a reader
+    /// blocked in the node's source looks again at the termination protocol (no
+    /// timeouts: spec §16.5).
+    fn became_idle(&self);
+}
+
+/// A record arriving from another node: where it continues (see [`Dist`]).
+#[derive(Debug)]
+pub struct Arrival {
+    /// The instance's path.
+    pub path: Vec<PathStep>,
+    /// Continue leaving (true) or entering (false) the instance.
+    pub leave: bool,
+    /// The record (`None`: only create the instance, see [`Dist::touch`]).
+    pub rec: Option<Record>,
 }
 
 impl std::fmt::Debug for Walker<'_> {
@@ -96,7 +136,155 @@ impl<'a> Walker<'a> {
             fns,
             insts: InstCounter::default(),
             counters: Counters::default(),
+            dist: None,
+            me: 0,
+            root_place: Place::SINGLE,
+            resolved: Default::default(),
         })
+    }
+
+    /// Makes this a walker of node `dist.me()` of a distributed run (before the root is
+    /// created). Fails if a static placement names a node the run does not have, or
+    /// the program uses what the distributed run cannot do yet.
+    pub fn set_dist(&mut self, dist: Option<Arc<dyn Dist>>) -> Result<(), RunError> {
+        let Some(d) = dist else {
+            return Ok(());
+        };
+        let nodes = d.nodes().max(1);
+        for (n, loc) in self.net.placements() {
+            if n >= nodes {
+                return Err(RunError::new(
+                    format!("placement `@ {n}` at {loc}"),
+                    None,
+                    format!(
+                        "node {n} does not exist: the run has {nodes} node{} (0..{})",
+                        if nodes == 1 { "" } else { "s" },
+                        nodes - 1
+                    ),
+                ));
+            }
+        }
+        if nodes > 1 {
+            crate::place_check::check(self.net)?;
+        }
+        self.me = d.me();
+        self.root_place = Place { home: 0, nodes };
+        self.dist = Some(d);
+        Ok(())
+    }
+
+    /// The node this walker runs on (0 in one process).
+    pub fn me(&self) -> u32 {
+        self.me
+    }
+
+    /// Sends `tok` on to the home of the instance it reaches at `inst` (a hop).
+    #[cold]
+    fn hop(&self, to: u32, inst: &Arc<Inst>, leave: bool, tok: Token) -> Result<(), RunError> {
+        let Some(d) = &self.dist else {
+            return Err(self.err(
+                &inst.clone(),
+                &tok.rec,
+                "internal error: a hop without distribution",
+            ));
+        };
+        if tok.ctx.is_some() {
+            return Err(self.err(
+                inst,
+                &tok.rec,
+                "a record inside a deterministic combinator cannot move to another node (not supported yet)",
+            ));
+        }
+        let Some(path) = inst.path() else {
+            return Err(self.err(inst, &tok.rec, "internal error: the instance left the tree"));
+        };
+        self.counters.sent_away();
+        d.hop(to, path, leave, tok.rec)
+    }
+
+    /// Delivers an initialiser call: here if its box is homed here, else the home is
+    /// asked to create the composition (and fire it there).
+    fn init_step(&self, i: InitCall, sink: &mut dyn FnMut(Step)) -> Result<(), RunError> {
+        if i.leaf.home == self.me {
+            sink(Step::Init(i));
+            return Ok(());
+        }
+        if let (Some(d), Some(path)) = (&self.dist, i.leaf.path()) {
+            d.touch(i.leaf.home, path)?;
+        }
+        Ok(())
+    }
+
+    /// Where a record arriving from another node continues: the instance at its path
+    /// (created with what lies above it if missing), entering or leaving it. Creating
+    /// instances may fire initialisers homed here (sent to `sink`).
+    pub fn arrival(
+        &self,
+        root: &Arc<Inst>,
+        a: &Arrival,
+        sink: &mut dyn FnMut(Step),
+    ) -> Result<Pos, RunError> {
+        let cached = crate::inst::lock(&self.resolved)
+            .get(&a.path)
+            .and_then(std::sync::Weak::upgrade);
+        let inst = match cached {
+            Some(i) => i,
+            None => {
+                let i = self.resolve(root, &a.path, sink)?;
+                crate::inst::lock(&self.resolved).insert(a.path.clone(), Arc::downgrade(&i));
+                i
+            }
+        };
+        if a.rec.is_some() {
+            self.counters.arrived();
+        }
+        Ok(if a.leave {
+            Pos::Leave(inst)
+        } else {
+            Pos::Enter(inst)
+        })
+    }
+
+    fn resolve(
+        &self,
+        root: &Arc<Inst>,
+        path: &[PathStep],
+        sink: &mut dyn FnMut(Step),
+    ) -> Result<Arc<Inst>, RunError> {
+        let bad = || {
+            RunError::new(
+                "distributed run",
+                None,
+                format!("a record arrived for an instance that this program does not have ({path:?}): do all nodes run the same program?"),
+            )
+        };
+        let mut cur = root.clone();
+        for step in path {
+            let next = match (step, &cur.kind) {
+                (PathStep::Left, InstKind::Serial(a, _)) => a.clone(),
+                (PathStep::Right, InstKind::Serial(_, b)) => b.clone(),
+                (PathStep::Branch(i), InstKind::Parallel { branches, .. }) => {
+                    branches.get(*i as usize).ok_or_else(bad)?.clone()
+                }
+                (PathStep::Body, InstKind::Feedback(b)) => b.clone(),
+                (PathStep::Stage(k), InstKind::Star { .. }) => {
+                    let mut s = self.first_stage(&cur, sink)?;
+                    while (s.key() as u32) < *k {
+                        s = self.stage_after(&cur, &s, sink)?;
+                    }
+                    if s.key() as u32 != *k {
+                        return Err(bad());
+                    }
+                    s
+                }
+                (PathStep::Replica(v), InstKind::Split { .. }) => {
+                    self.replica(&cur, *v, &None, sink)?
+                }
+                _ => return Err(bad()),
+            };
+            cur = next;
+        }
+        Ok(cur)
     }
 
     /// Drops the records left in waiting synchrocells at the end of a run (spec §7.6)
@@ -117,12 +305,17 @@ impl<'a> Walker<'a> {
             self.net.root,
             std::sync::Weak::new(),
             Slot::Root,
+            0,
+            self.root_place,
             &None,
             &self.insts,
             &mut inits,
         );
         for i in inits {
-            sink(Step::Init(i));
+            // Every node creates the root: each fires the initialisers homed on it.
+            if i.leaf.home == self.me {
+                sink(Step::Init(i));
+            }
         }
         root
     }
@@ -241,7 +434,7 @@ impl<'a> Walker<'a> {
     /// identity, a synchrocell none of whose patterns `rec` matches (§7.6 step 2), or a
     /// serial composition of those.
     fn passes_unchanged(&self, node: NodeId, rec: &Record) -> bool {
-        match &self.net.node(node).kind {
+        match &self.net.node(self.net.unplaced(node).0).kind {
             NodeKind::Identity => true,
             NodeKind::Sync(ps) => matches!(pattern::matches_any(rec, ps), Ok(false)),
             NodeKind::Serial(a, b) => {
@@ -264,12 +457,14 @@ impl<'a> Walker<'a> {
             unreachable!("next_stage on a non-star instance")
         };
         let mut inits = Vec::new();
-        let create = |inits: &mut Vec<InitCall>| {
+        let create = |prev: Option<&Arc<Inst>>, inits: &mut Vec<InitCall>| {
             Inst::create(
                 self.net,
                 *body,
                 Arc::downgrade(star),
                 Slot::Stage(star.node),
+                prev.map_or(0, |p| p.key() + 1),
+                star.place(),
                 &tok.ctx,
                 &self.insts,
                 inits,
@@ -282,7 +477,7 @@ impl<'a> Walker<'a> {
                     match &*g {
                         Some(f) => f.clone(),
                         None => {
-                            let f = create(&mut inits);
+                            let f = create(None, &mut inits);
                             *g = Some(f.clone());
                             f
                         }
@@ -290,7 +485,10 @@ impl<'a> Walker<'a> {
                 }
                 _ => unreachable!("checked above"),
             },
-            Some(s) => s.next_stage.get_or_init(|| create(&mut inits)).clone(),
+            Some(s) => s
+                .next_stage
+                .get_or_init(|| create(Some(s), &mut inits))
+                .clone(),
         };
         let mut cur = start.clone();
         let mut skipped: Vec<Arc<Inst>> = Vec::new();
@@ -298,7 +496,10 @@ impl<'a> Walker<'a> {
             let jump = lock(&cur.skip).as_ref().and_then(|w| w.upgrade());
             let next = match jump {
                 Some(j) => j,
-                None => cur.next_stage.get_or_init(|| create(&mut inits)).clone(),
+                None => cur
+                    .next_stage
+                    .get_or_init(|| create(Some(&cur), &mut inits))
+                    .clone(),
             };
             skipped.push(cur);
             cur = next;
@@ -324,9 +525,145 @@ impl<'a> Walker<'a> {
             }
         }
         for i in inits {
-            sink(Step::Init(i));
+            // Stage initialisers homed elsewhere: only with distribution, whose errors
+            // (a node gone) end the run anyway; the record goes on here.
+            let _ = self.init_step(i, sink);
         }
         cur
+    }
+
+    /// The first stage of `star` (created if there is none), for a record arriving
+    /// from another node ([`Walker::arrival`]).
+    fn first_stage(
+        &self,
+        star: &Arc<Inst>,
+        sink: &mut dyn FnMut(Step),
+    ) -> Result<Arc<Inst>, RunError> {
+        let InstKind::Star { first, .. } = &star.kind else {
+            return Err(RunError::new(
+                "distributed run",
+                None,
+                "internal error: not a star",
+            ));
+        };
+        let mut inits = Vec::new();
+        let f = {
+            let mut g = lock(first);
+            match &*g {
+                Some(f) => f.clone(),
+                None => {
+                    let f = self.new_stage(star, None, &mut inits);
+                    *g = Some(f.clone());
+                    f
+                }
+            }
+        };
+        for i in inits {
+            self.init_step(i, sink)?;
+        }
+        Ok(f)
+    }
+
+    /// The stage after `s` of `star` (created if missing), for [`Walker::arrival`].
+    fn stage_after(
+        &self,
+        star: &Arc<Inst>,
+        s: &Arc<Inst>,
+        sink: &mut dyn FnMut(Step),
+    ) -> Result<Arc<Inst>, RunError> {
+        let mut inits = Vec::new();
+        let n = s
+            .next_stage
+            .get_or_init(|| self.new_stage(star, Some(s), &mut inits))
+            .clone();
+        for i in inits {
+            self.init_step(i, sink)?;
+        }
+        Ok(n)
+    }
+
+    fn new_stage(
+        &self,
+        star: &Arc<Inst>,
+        prev: Option<&Arc<Inst>>,
+        inits: &mut Vec<InitCall>,
+    ) -> Arc<Inst> {
+        let NodeKind::Star { body, .. } = &self.net.node(star.node).kind else {
+            unreachable!("a stage of a non-star instance")
+        };
+        Inst::create(
+            self.net,
+            *body,
+            Arc::downgrade(star),
+            Slot::Stage(star.node),
+            prev.map_or(0, |p| p.key() + 1),
+            star.place(),
+            &None,
+            &self.insts,
+            inits,
+        )
+    }
+
+    /// The replica for index value `v` of split `split` (created if missing; a placed
+    /// split `!@` puts replica `v` on node `v`, spec §16.2).
+    fn replica(
+        &self,
+        split: &Arc<Inst>,
+        v: i32,
+        ctx: &crate::det::Ctx,
+        sink: &mut dyn FnMut(Step),
+    ) -> Result<Arc<Inst>, RunError> {
+        let NodeKind::Split { body, placed, .. } = &self.net.node(split.node).kind else {
+            return Err(RunError::new(
+                "distributed run",
+                None,
+                "internal error: not a split",
+            ));
+        };
+        let InstKind::Split { replicas, .. } = &split.kind else {
+            return Err(RunError::new(
+                "distributed run",
+                None,
+                "internal error: not a split",
+            ));
+        };
+        let mut place = split.place();
+        if *placed && place.nodes > 1 {
+            if v < 0 || v as u32 >= place.nodes {
+                let n = self.net.node(split.node);
+                return Err(RunError::new(
+                    format!("{} at {}", n.name, n.loc),
+                    None,
+                    format!(
+                        "the index value {v} names no node: the run has {} nodes (0..{}), and `!@` places replica v on node v",
+                        place.nodes,
+                        place.nodes - 1
+                    ),
+                ));
+            }
+            place = place.on(v as u32);
+        }
+        let mut inits = Vec::new();
+        let r = lock(&**replicas)
+            .entry(v)
+            .or_insert_with(|| {
+                Inst::create(
+                    self.net,
+                    *body,
+                    Arc::downgrade(split),
+                    Slot::Replica,
+                    v,
+                    place,
+                    ctx,
+                    &self.insts,
+                    &mut inits,
+                )
+            })
+            .clone();
+        for i in inits {
+            self.init_step(i, sink)?;
+        }
+        Ok(r)
     }
 
     /// Walks `tok` from `pos` until every record it becomes has ended somewhere.
@@ -379,6 +716,14 @@ impl<'a> Walker<'a> {
     ) -> Result<(), RunError> {
         loop {
             match pos {
+                // One comparison per entity entry (spec §16.7): every home is 0 in a
+                // run in one process.
+                Pos::Enter(inst) if inst.home != self.me => {
+                    return self.hop(inst.home, &inst, false, tok);
+                }
+                Pos::Leave(inst) if inst.up_home != self.me => {
+                    return self.hop(inst.up_home, &inst, true, tok);
+                }
                 Pos::Enter(inst) => match &inst.kind {
                     InstKind::Box(..) => {
                         sink(Step::Box(inst, tok));
@@ -521,8 +866,7 @@ impl<'a> Walker<'a> {
                         }
                     }
                     InstKind::Split { replicas, .. } => {
-                        let NodeKind::Split { index, body, .. } = &self.net.node(inst.node).kind
-                        else {
+                        let NodeKind::Split { index, .. } = &self.net.node(inst.node).kind else {
                             unreachable!("split instance of a non-split node")
                         };
                         let Some(v) = tok.rec.tag(*index) else {
@@ -533,24 +877,13 @@ impl<'a> Walker<'a> {
                             ));
                         };
                         enter_frame(&inst, &mut tok);
-                        let mut inits = Vec::new();
-                        let r = lock(&**replicas)
-                            .entry(v)
-                            .or_insert_with(|| {
-                                Inst::create(
-                                    self.net,
-                                    *body,
-                                    Arc::downgrade(&inst),
-                                    Slot::Replica,
-                                    &tok.ctx,
-                                    &self.insts,
-                                    &mut inits,
-                                )
-                            })
-                            .clone();
-                        for i in inits {
-                            sink(Step::Init(i));
-                        }
+                        let existing = lock(&**replicas).get(&v).cloned();
+                        let r = match existing {
+                            Some(r) => r,
+                            None => self.replica(&inst, v, &tok.ctx, sink).map_err(|e| {
+                                RunError::new(e.entity, Some(format!("{:?}", tok.rec)), e.message)
+                            })?,
+                        };
                         pos = Pos::Enter(r);
                     }
                     InstKind::Feedback(body) => pos = Pos::Enter(body.clone()),

@@ -252,7 +252,7 @@ fn run_once(e: &dyn Engine, c: &Case, workers: usize) -> (Duration, RunStats) {
             &c.boxes,
             &mut src,
             &mut sink,
-            &RunOptions { workers },
+            &RunOptions::new(workers),
         )
         .unwrap_or_else(|err| panic!("{} on {}: {err}", c.name, e.name()));
     let dt = t.elapsed();
@@ -328,7 +328,7 @@ fn rss(n: i32, workers: usize) {
             &c.boxes,
             &mut src,
             &mut sink,
-            &RunOptions { workers },
+            &RunOptions::new(workers),
         )
         .unwrap_or_else(|e| panic!("synchro {n}: {e}"));
     assert_eq!((sink.n, sink.bad), (5 * n as u64, 0));

@@ -98,6 +98,8 @@ pub(crate) struct Shared<'a> {
     /// (`worker`, "Bounded box outputs"): one waiter at a time, so waits never form a
     /// cycle.
     pub(crate) relief_waiter: AtomicBool,
+    /// The distribution layer of a distributed run.
+    pub(crate) dist: Option<Arc<dyn snet_core::Dist>>,
 }
 
 impl Shared<'_> {
@@ -146,6 +148,12 @@ impl Shared<'_> {
     pub(crate) fn end_unit(&self) {
         if self.term.end_unit() {
             self.finish();
+        } else if let Some(d) = &self.dist {
+            // A distributed run: a reader waiting for records from other nodes answers
+            // the termination protocol only while this node is idle; tell it.
+            if self.term.idle() {
+                d.became_idle();
+            }
         }
     }
 
@@ -245,7 +253,8 @@ impl Engine for FrontEngine {
     ) -> Result<RunStats, RunError> {
         let epoch = Instant::now();
         let n = opts.workers.max(1);
-        let w = Walker::new(net, boxes)?;
+        let mut w = Walker::new(net, boxes)?;
+        w.set_dist(opts.dist.clone())?;
         let mut inits = Vec::new();
         let root = w.create_root(&mut |s| {
             if let Step::Init(c) = s {
@@ -272,6 +281,7 @@ impl Engine for FrontEngine {
                 .collect(),
             concurrent: Mutex::new(Vec::new()),
             relief_waiter: AtomicBool::new(false),
+            dist: opts.dist.clone(),
         };
         let mut w0 = Worker::new(&sh, 0);
         for c in inits {

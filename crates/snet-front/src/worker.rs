@@ -66,6 +66,7 @@ use snet_core::det::Token;
 use snet_core::inst::Inst;
 use snet_core::relief;
 use snet_core::walk::{Pos, Step};
+use snet_core::Incoming;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -557,8 +558,36 @@ impl<'s, 'a> Worker<'s, 'a> {
         if !sh.input_admissible() {
             return false;
         }
-        let rec = match src.next_record() {
-            Ok(Some(rec)) => rec,
+        // In a distributed run the source also gives records from other nodes, and
+        // blocks until there is something (or the run has ended everywhere).
+        let (pos, rec) = match src.next_incoming(&|| sh.term.idle()) {
+            Ok(Some(Incoming::Record(rec))) => {
+                sh.w.counters.input();
+                (Pos::Enter(sh.root.clone()), rec)
+            }
+            Ok(Some(Incoming::Arrival(a))) => {
+                sh.term.add();
+                self.depth = 0;
+                self.new_call();
+                let pos = sh.w.arrival(&sh.root, &a, &mut |st| self.on_step(st, 0));
+                match (pos, a.rec) {
+                    (Ok(pos), Some(rec)) => {
+                        // Counted above: the walk below is this unit.
+                        return self.walk_input(src, pos, rec, true);
+                    }
+                    (Ok(_), None) => {
+                        drop(src);
+                        sh.end_unit();
+                        return true;
+                    }
+                    (Err(e), _) => {
+                        drop(src);
+                        sh.fail(e);
+                        sh.end_unit();
+                        return true;
+                    }
+                }
+            }
             Ok(None) => {
                 let finished = sh.term.input_ended();
                 drop(src);
@@ -573,14 +602,27 @@ impl<'s, 'a> Worker<'s, 'a> {
                 return true;
             }
         };
-        sh.w.counters.input();
-        sh.term.add();
-        self.depth = 0;
-        self.new_call();
-        let root = sh.root.clone();
-        let r = sh.w.walk(Pos::Enter(root), Token::new(rec), &mut |st| {
-            self.on_step(st, 0)
-        });
+        self.walk_input(src, pos, rec, false)
+    }
+
+    /// Walks one record that came in through the input (from `pos`, the root for a
+    /// global input record), holding the input until the walk is delivered; `counted`:
+    /// its unit is already counted.
+    fn walk_input(
+        &mut self,
+        src: std::sync::MutexGuard<'_, &mut dyn snet_core::RecordSource>,
+        pos: Pos,
+        rec: snet_core::Record,
+        counted: bool,
+    ) -> bool {
+        let sh = self.sh;
+        if !counted {
+            sh.term.add();
+            self.depth = 0;
+            self.new_call();
+        }
+        let r =
+            sh.w.walk(pos, Token::new(rec), &mut |st| self.on_step(st, 0));
         if let Err(e) = r {
             self.held_leaf = None;
             self.held_tok = None;

@@ -34,7 +34,7 @@ fn run(net: &Net, b: &BoxTable, input: Vec<Record>, workers: usize) -> Vec<Recor
     let mut out = Vec::new();
     let mut src = input.into_iter().fuse();
     engine()
-        .run(net, b, &mut src, &mut out, &RunOptions { workers })
+        .run(net, b, &mut src, &mut out, &RunOptions::new(workers))
         .unwrap();
     out
 }
@@ -228,7 +228,7 @@ fn a_failing_forking_box_stops_the_run() {
             .collect();
         let mut out = Vec::new();
         let mut src = input.into_iter().fuse();
-        let r = engine().run(&net, &b, &mut src, &mut out, &RunOptions { workers });
+        let r = engine().run(&net, &b, &mut src, &mut out, &RunOptions::new(workers));
         let e = r.expect_err("the run must fail");
         assert!(e.to_string().contains("record 50 rejected"), "{e}");
     }

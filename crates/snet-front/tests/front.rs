@@ -69,7 +69,7 @@ fn run(
 ) -> Result<(Vec<Record>, RunStats), RunError> {
     let mut out = Vec::new();
     let mut src = input.iter().cloned().fuse();
-    let st = e.run(net, b, &mut src, &mut out, &RunOptions { workers })?;
+    let st = e.run(net, b, &mut src, &mut out, &RunOptions::new(workers))?;
     Ok((out, st))
 }
 
@@ -257,7 +257,7 @@ fn input_errors_stop_the_run() {
     let b = boxes(vec![("foo", dec())]);
     let mut out = Vec::new();
     let e = FrontEngine::default()
-        .run(&net, &b, &mut Bad(0), &mut out, &RunOptions { workers: 2 })
+        .run(&net, &b, &mut Bad(0), &mut out, &RunOptions::new(2))
         .expect_err("must fail");
     assert!(e.to_string().contains("broken pipe"), "{e}");
 }
@@ -313,7 +313,7 @@ fn input_limit_bounds_records_in_flight() {
             ..FrontOptions::default()
         });
         let st = e
-            .run(&net, &b, &mut src, &mut sink, &RunOptions { workers: w })
+            .run(&net, &b, &mut src, &mut sink, &RunOptions::new(w))
             .unwrap();
         assert_eq!(sink.1, 300);
         assert!(

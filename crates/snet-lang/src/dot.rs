@@ -265,8 +265,18 @@ impl Dot<'_> {
                 self.cluster_close();
                 (s, t)
             }
-            NodeKind::Split { body, index, det } => {
-                let op = if *det { "!!" } else { "!" };
+            NodeKind::Split {
+                body,
+                index,
+                det,
+                placed,
+            } => {
+                let op = match (*det, *placed) {
+                    (false, false) => "!",
+                    (true, false) => "!!",
+                    (false, true) => "!@ (replica v on node v)",
+                    (true, true) => "!!@ (replica v on node v)",
+                };
                 self.cluster_open(&format!("{op} {index}"));
                 let s = self.point("split");
                 let m = self.point("merge");
@@ -277,6 +287,13 @@ impl Dot<'_> {
                 self.edge(&x, &m, &label, "");
                 self.cluster_close();
                 (s, m)
+            }
+            NodeKind::At { body, node } => {
+                // A placement: a cluster around its operand, named by the node.
+                self.cluster_open(&format!("@ {node} (runs on node {node})"));
+                let r = self.node(*body);
+                self.cluster_close();
+                r
             }
             NodeKind::Feedback { body, back } => {
                 self.cluster_open(&format!("\\ {}", show_pats(back)));

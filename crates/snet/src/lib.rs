@@ -18,6 +18,7 @@ use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
 
+pub mod dist;
 pub use snet_core::{Arg, BoxTable, Net, Record, RunError, RunOptions, RunStats, Value};
 
 /// Errors of the facade: compile errors (rendered diagnostics), binding errors and
@@ -345,7 +346,7 @@ impl Program {
     ) -> Result<(Vec<Record>, RunStats), RunError> {
         let mut out = Vec::new();
         let mut src = input.into_iter().fuse();
-        let stats = self.run_on(engine, &mut src, &mut out, &RunOptions { workers })?;
+        let stats = self.run_on(engine, &mut src, &mut out, &RunOptions::new(workers))?;
         Ok((out, stats))
     }
 

@@ -70,7 +70,7 @@ fn run_on(
     input: &[Record],
 ) -> Result<Vec<String>, String> {
     collect(input, |src, out| {
-        prog.run(engine, src, out, &RunOptions { workers })
+        prog.run(engine, src, out, &RunOptions::new(workers))
             .map(drop)
             .map_err(|e| e.to_string())
     })
@@ -91,7 +91,7 @@ fn run_front_concurrent(
         ..Default::default()
     });
     collect(input, |src, out| {
-        let opts = RunOptions { workers };
+        let opts = RunOptions::new(workers);
         snet_core::Engine::run(&e, prog.net(), prog.boxes(), src, out, &opts)
             .map(drop)
             .map_err(|e| e.to_string())

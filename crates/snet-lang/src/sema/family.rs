@@ -69,7 +69,7 @@ fn independent(ir: &Ir, indep: &[bool], id: IrId) -> bool {
         IrKind::Net(n) => ir.nets[*n].sig.is_none() && indep[ir.nets[*n].body],
         IrKind::Serial(a, _) => indep[*a],
         IrKind::Par { branches, .. } => branches.iter().all(|b| indep[*b]),
-        IrKind::Split { body, .. } | IrKind::Feedback { body, .. } | IrKind::At { body } => {
+        IrKind::Split { body, .. } | IrKind::Feedback { body, .. } | IrKind::At { body, .. } => {
             indep[*body]
         }
     }
@@ -235,7 +235,7 @@ impl<'ir> FamInfer<'ir> {
         let ir = self.ir;
         let shared = match &ir.nodes[id].kind {
             IrKind::Net(k) if ir.nets[*k].sig.is_none() => Some(ir.nets[*k].body),
-            IrKind::Feedback { body, .. } | IrKind::At { body } => Some(*body),
+            IrKind::Feedback { body, .. } | IrKind::At { body, .. } => Some(*body),
             _ => None,
         };
         let entry = match shared {
@@ -353,7 +353,7 @@ impl<'ir> FamInfer<'ir> {
                     .collect();
                 compress(t)
             }
-            IrKind::Feedback { body, .. } | IrKind::At { body } => self.in_of(*body).to_vec(),
+            IrKind::Feedback { body, .. } | IrKind::At { body, .. } => self.in_of(*body).to_vec(),
             IrKind::Box(_)
             | IrKind::Identity
             | IrKind::Error

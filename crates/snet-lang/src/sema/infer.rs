@@ -156,7 +156,7 @@ impl<'ir> Infer<'ir> {
             // Nodes whose input type is their operand's share it.
             let shared = match &ir.nodes[id].kind {
                 IrKind::Net(n) if ir.nets[*n].sig.is_none() => Some(ir.nets[*n].body),
-                IrKind::Feedback { body, .. } | IrKind::At { body } => Some(*body),
+                IrKind::Feedback { body, .. } | IrKind::At { body, .. } => Some(*body),
                 _ => None,
             };
             let (t, incomplete) = match shared {

@@ -80,14 +80,17 @@ pub(crate) enum IrKind {
         det: bool,
         body: IrId,
         index: Label,
+        /// `!@` / `!!@`: replica `v` runs on node `v` (spec §16.2).
+        placed: bool,
     },
     Feedback {
         body: IrId,
         back: Vec<GuardedPattern>,
     },
-    /// `A @ n`: placement is ignored by this implementation (spec §7.13).
+    /// `A @ n`: `A` runs on node `n` (spec §7.13, §16.2).
     At {
         body: IrId,
+        node: u32,
     },
     /// After an error (unknown name, syntax error).
     Error,

@@ -1,8 +1,8 @@
 //! Lowering of a checked program to the static graph [`snet_core::Net`].
 //!
 //! Named nets are expanded by sharing: every reference to a net uses the node lowered
-//! for its body once (engines instantiate per path). `A @ n` lowers to `A`; `!@`/`!!@`
-//! to splits; `[{} -> {}]` was already turned into the identity. Chains of `..` are
+//! for its body once (engines instantiate per path). `A @ n` lowers to an `At` node per
+//! use (a shared net is placed per use); `!@`/`!!@` to placed splits; `[{} -> {}]` was already turned into the identity. Chains of `..` are
 //! balanced trees of binary `Serial` nodes; a choice chain is one n-ary `Parallel` whose
 //! `routes` are the inferred input types of its branches (§8).
 
@@ -181,7 +181,12 @@ impl<'a, 'i> Lowering<'a, 'i> {
                     if *det { "**" } else { "*" },
                 )
             }
-            IrKind::Split { det, body, index } => {
+            IrKind::Split {
+                det,
+                body,
+                index,
+                placed,
+            } => {
                 let b = self.node(*body);
                 self.push(
                     id,
@@ -189,8 +194,14 @@ impl<'a, 'i> Lowering<'a, 'i> {
                         body: b,
                         index: *index,
                         det: *det,
+                        placed: *placed,
                     },
-                    if *det { "!!" } else { "!" },
+                    match (*det, *placed) {
+                        (false, false) => "!",
+                        (true, false) => "!!",
+                        (false, true) => "!@",
+                        (true, true) => "!!@",
+                    },
                 )
             }
             IrKind::Feedback { body, back } => {
@@ -204,7 +215,17 @@ impl<'a, 'i> Lowering<'a, 'i> {
                     "\\",
                 )
             }
-            IrKind::At { body } => self.node(*body),
+            IrKind::At { body, node } => {
+                let b = self.node(*body);
+                self.push(
+                    id,
+                    NodeKind::At {
+                        body: b,
+                        node: *node,
+                    },
+                    "@",
+                )
+            }
         }
     }
 }

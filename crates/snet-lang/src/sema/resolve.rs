@@ -495,16 +495,23 @@ impl<'a> Resolver<'a> {
                             body: acc,
                             exits: convert::guarded_pats(self, exits),
                         },
-                        PostOp::Split { det, index, .. } => IrKind::Split {
+                        PostOp::Split {
+                            det, index, placed, ..
+                        } => IrKind::Split {
                             det: *det,
                             body: acc,
                             index: convert::label(index),
+                            placed: *placed,
                         },
                         PostOp::Feedback { back, .. } => IrKind::Feedback {
                             body: acc,
                             back: convert::guarded_pats(self, back),
                         },
-                        PostOp::At { .. } => IrKind::At { body: acc },
+                        PostOp::At { location, .. } => IrKind::At {
+                            body: acc,
+                            // Non-negative and below 2^31: checked by the parser.
+                            node: u32::try_from(*location).unwrap_or(0),
+                        },
                     };
                     acc = self.ir.push(kind, span);
                 }

@@ -292,7 +292,7 @@ fn run_once(
     let t = Instant::now();
     let stats = b
         .prog
-        .run(engine, &mut src, &mut out, &RunOptions { workers })
+        .run(engine, &mut src, &mut out, &RunOptions::new(workers))
         .map_err(|e| e.to_string())?;
     Ok((out, stats, t.elapsed()))
 }

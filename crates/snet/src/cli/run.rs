@@ -9,6 +9,8 @@ use std::net::{TcpListener, TcpStream};
 use std::os::fd::AsFd;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use super::output::{Output, Target};
 use super::prefetch::{CountsDiscarded, Prefetch};
@@ -86,6 +88,12 @@ pub(crate) struct RunArgs {
     /// Extra library to link with the C boxes (repeatable), e.g. `-l gmp`.
     #[arg(short = 'l', value_name = "LIB")]
     pub(crate) libs: Vec<String>,
+    /// Run distributed (spec §16): `local:N` runs N nodes as thread groups of this
+    /// process; `mpi` makes each MPI process a node (start with `mpirun -n N snet run
+    /// --distrib mpi ...`; needs a build with `--features mpi`). Placements `@ n`,
+    /// `!@ <t>` decide where entities run; node 0 reads the input and writes the output.
+    #[arg(long, value_name = "local:N|mpi")]
+    pub(crate) distrib: Option<String>,
     /// Options of the lpel engine.
     #[command(flatten)]
     pub(crate) lpel: Box<LpelArgs>,
@@ -122,7 +130,7 @@ pub(crate) fn run(mut args: RunArgs) -> ExitCode {
     if let Err(e) = split_tcp_port(&mut args) {
         return usage(e);
     }
-    let Some(engine) = EngineKind::parse(&args.engine) else {
+    let Some(engine_kind) = EngineKind::parse(&args.engine) else {
         let names: Vec<&str> = EngineKind::ALL.iter().map(|e| e.name()).collect();
         return usage(format!(
             "unknown engine `{}` (available: {})",
@@ -233,7 +241,8 @@ pub(crate) fn run(mut args: RunArgs) -> ExitCode {
     // The record writer hands over each record at once; `Output` decides when it
     // reaches the file (and writes it if a C box crashes).
     let mut sink = Sink::new(args.format, Box::new(output), true);
-    let engine: Box<dyn Engine> = match engine {
+    let mut front_opts: Option<snet_front::FrontOptions> = None;
+    let engine: Box<dyn Engine> = match engine_kind {
         EngineKind::Lpel => {
             let cli = snet_lpel::snet_engine::CliOptions {
                 stream_capacity: args.lpel.stream_capacity,
@@ -285,13 +294,65 @@ pub(crate) fn run(mut args: RunArgs) -> ExitCode {
                 trace: args.lpel.trace.clone(),
                 ..defaults
             };
+            front_opts = Some(fo.clone());
             Box::new(snet_front::FrontEngine::new(fo))
         }
         other => other.engine(),
     };
-    let result = prog
-        .run_on(&*engine, &mut source, &mut sink, &opts)
-        .map_err(snet::Error::Run);
+    let distrib = match args.distrib.as_deref().map(parse_distrib).transpose() {
+        Ok(d) => d,
+        Err(e) => return usage(e),
+    };
+    if distrib.is_some() && !matches!(engine_kind, EngineKind::Front | EngineKind::Seq) {
+        return usage(format!(
+            "--distrib runs each node on the front or seq engine; `{}` cannot take records from other nodes yet",
+            engine_kind.name()
+        ));
+    }
+    let discarded_seen = Arc::new(AtomicU64::new(0));
+    let result = match distrib {
+        None => {
+            let r = prog
+                .run_on(&*engine, &mut source, &mut sink, &opts)
+                .map_err(snet::Error::Run);
+            discarded_seen.store(source.discarded(), Ordering::Relaxed);
+            r
+        }
+        Some(Distrib::Local(n)) => {
+            // One copy of the box table per node: node k's C boxes see
+            // `node_location == k` (spec §12.1).
+            let tables = vec![prog.boxes().clone()];
+            let fo = front_opts.clone().unwrap_or_default();
+            let kind = engine_kind;
+            let make = move || -> Box<dyn Engine> {
+                match kind {
+                    EngineKind::Front => Box::new(snet_front::FrontEngine::new(fo.clone())),
+                    _ => Box::new(snet_core::SeqEngine),
+                }
+            };
+            let results = snet::dist::run_local(
+                prog.net(),
+                &tables,
+                &make,
+                n,
+                Box::new(Counting {
+                    inner: source,
+                    seen: discarded_seen.clone(),
+                }),
+                &mut sink,
+                opts.workers,
+            );
+            if args.stats {
+                for (i, r) in results.iter().enumerate() {
+                    if let Ok(st) = r {
+                        eprintln!("node {i}: box calls {}, records sent {}, received {}, in {}, out {}, entities {}",
+                            st.box_calls, st.records_sent, st.records_received, st.records_in, st.records_out, st.entities_created);
+                    }
+                }
+            }
+            merge_results(results).map_err(snet::Error::Run)
+        }
+    };
     match result {
         Ok(stats) => {
             let finish = sink.finish().and_then(|()| {
@@ -308,7 +369,7 @@ pub(crate) fn run(mut args: RunArgs) -> ExitCode {
             if let Err(e) = finish {
                 return fail(e);
             }
-            let discarded = source.discarded();
+            let discarded = discarded_seen.load(Ordering::Relaxed);
             if args.stats {
                 eprintln!("{stats}");
                 eprintln!("input discarded   {discarded}");
@@ -332,6 +393,72 @@ pub(crate) fn run(mut args: RunArgs) -> ExitCode {
             eprintln!("{e}");
             ExitCode::from(1)
         }
+    }
+}
+
+/// How a distributed run is carried (`--distrib`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Distrib {
+    /// N nodes as thread groups of this process.
+    Local(u32),
+}
+
+fn parse_distrib(s: &str) -> Result<Distrib, String> {
+    if let Some(n) = s.strip_prefix("local:") {
+        return match n.parse::<u32>() {
+            Ok(n) if (1..=1024).contains(&n) => Ok(Distrib::Local(n)),
+            _ => Err(format!(
+                "--distrib local:N: N must be a number of nodes from 1 to 1024, not `{n}`"
+            )),
+        };
+    }
+    if s == "mpi" {
+        return Err("--distrib mpi: this snet was built without MPI; build it with `cargo build --release --features mpi` (needs Open MPI and libclang)".into());
+    }
+    Err(format!("--distrib `{s}`: expected `local:N` or `mpi`"))
+}
+
+/// The outcome of a distributed run as one result: node 0's statistics with the box
+/// calls, entities and records moved of every node added; the first failure (the one
+/// that caused the others, if it can be told) otherwise.
+fn merge_results(results: Vec<snet::dist::NodeResult>) -> Result<snet::RunStats, snet::RunError> {
+    let mut errors: Vec<snet::RunError> = results
+        .iter()
+        .filter_map(|r| r.as_ref().err().cloned())
+        .collect();
+    if !errors.is_empty() {
+        // A node that failed on its own comes before those told of it.
+        errors.sort_by_key(|e| e.message.starts_with("the run failed there"));
+        return Err(errors.remove(0));
+    }
+    let mut it = results.into_iter().flatten();
+    let mut total = it.next().unwrap_or_default();
+    for st in it {
+        total.box_calls += st.box_calls;
+        total.entities_created += st.entities_created;
+        total.records_sent += st.records_sent;
+        total.records_received += st.records_received;
+        total.records_created += st.records_created;
+        total.records_consumed += st.records_consumed;
+        total.records_stored += st.records_stored;
+        total.sync_merges += st.sync_merges;
+        total.discarded_in_sync += st.discarded_in_sync;
+    }
+    Ok(total)
+}
+
+/// A source that keeps its count of discarded records where the CLI can read it after
+/// the source has moved to another thread.
+struct Counting<S> {
+    inner: S,
+    seen: Arc<AtomicU64>,
+}
+
+impl<S: RecordSource + CountsDiscarded> RecordSource for Counting<S> {
+    fn next_record(&mut self) -> Result<Option<Record>, RunError> {
+        let r = self.inner.next_record();
+        self.seen.store(self.inner.discarded(), Ordering::Relaxed);
+        r
     }
 }
 
