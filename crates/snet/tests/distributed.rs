@@ -1,0 +1,235 @@
+//! Distributed runs on the in-process transport (spec §16): placed programs give the
+//! same output as one process on every supported engine and number of nodes, the
+//! per-node statistics prove where the boxes ran, and what cannot run across nodes is
+//! refused with a message.
+
+use snet::{BoxInput, BoxOutput, EngineKind, Program, Record, RunStats};
+use snet_core::{BoxFailure, Engine, Label};
+
+fn inc(i: &BoxInput<'_>, o: &mut BoxOutput<'_>) -> Result<(), BoxFailure> {
+    let a = i.tag("a").ok_or_else(|| BoxFailure("no a".into()))?;
+    o.emit(1, vec![snet::Arg::Tag(a + 1)])
+}
+
+fn dbl(i: &BoxInput<'_>, o: &mut BoxOutput<'_>) -> Result<(), BoxFailure> {
+    let b = i.tag("b").ok_or_else(|| BoxFailure("no b".into()))?;
+    o.emit(1, vec![snet::Arg::Tag(b * 2)])
+}
+
+fn step(i: &BoxInput<'_>, o: &mut BoxOutput<'_>) -> Result<(), BoxFailure> {
+    let a = i.tag("a").ok_or_else(|| BoxFailure("no a".into()))?;
+    let go = i.tag("go").ok_or_else(|| BoxFailure("no go".into()))?;
+    if a < 6 {
+        o.emit(1, vec![snet::Arg::Tag(a + 1), snet::Arg::Tag(go)])
+    } else {
+        o.emit(2, vec![snet::Arg::Tag(a)])
+    }
+}
+
+const BOXES: &str = "box inc((<a>) -> (<a>)); box dbl((<b>) -> (<b>)); box step((<a>, <go>) -> (<a>, <go>) | (<r>));";
+
+fn program(name: &str, body: &str) -> Program {
+    let src = format!("net {name} {{ {BOXES} }} connect {body};");
+    let mut p = Program::from_source(&format!("{name}.snet"), &src)
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    // Boxes the body does not use are not in the program (bind says so).
+    let _ = p.bind("inc", inc);
+    let _ = p.bind("dbl", dbl);
+    let _ = p.bind("step", step);
+    p
+}
+
+fn input(n: i32, nodes: i32) -> Vec<Record> {
+    (0..n)
+        .map(|i| {
+            let r = Record::new().with_tag("id", i).with_tag("n", i % nodes);
+            match i % 3 {
+                0 => r.with_tag("a", i),
+                1 => r.with_tag("b", i),
+                _ => r.with_tag("a", i).with_tag("go", 1),
+            }
+        })
+        .collect()
+}
+
+fn show(mut v: Vec<Record>) -> Vec<String> {
+    let mut s: Vec<String> = v.drain(..).map(|r| format!("{r:?}")).collect();
+    s.sort();
+    s
+}
+
+fn run_dist(
+    p: &Program,
+    engine: EngineKind,
+    nodes: u32,
+    inp: Vec<Record>,
+) -> (Vec<Record>, Vec<RunStats>) {
+    let mut out = Vec::new();
+    let make = move || -> Box<dyn Engine> { engine.engine() };
+    let results = snet::dist::run_local(
+        p.net(),
+        &[p.boxes().clone()],
+        &make,
+        nodes,
+        Box::new(inp.into_iter().fuse()),
+        &mut out,
+        2,
+    );
+    let stats = results
+        .into_iter()
+        .enumerate()
+        .map(|(i, r)| r.unwrap_or_else(|e| panic!("{engine:?} node {i} of {nodes}: {e}")))
+        .collect();
+    (out, stats)
+}
+
+/// The placed programs (all routing records by their labels: `<a>` to inc, `<b>` to
+/// dbl, `<a>,<go>` to the feedback loop of step).
+fn cases() -> Vec<(&'static str, &'static str, u32)> {
+    // (name, body, smallest number of nodes it needs)
+    vec![
+        ("single", "(inc @ 1) | dbl | (step \\ {<go>})", 2),
+        ("chain", "(inc @ 1 .. [{<a>} -> {<b=a>}] .. dbl @ 2 .. [{<b>} -> {<a=b>}] .. inc @ 1) | (dbl @ 1) | (step \\ {<go>})", 3),
+        ("branches", "(inc @ 1) | (dbl @ 2) | ((step \\ {<go>}) @ 1)", 3),
+        ("split", "((inc | dbl | (step \\ {<go>})) !@ <n>)", 1),
+        ("star", "(((inc .. [{<a>} -> if <a > 20> then {<a>, <done>} else {<a>}]) * {<done>}) @ 1) | dbl | (step \\ {<go>})", 2),
+        ("feedback", "inc | dbl | ((step \\ {<go>}) @ 1)", 2),
+        ("nested", "((inc .. (inc @ 0)) | (dbl @ 1) | (step \\ {<go>})) !@ <n>", 2),
+        ("star_in_placed", "((((inc .. [{<a>} -> if <a > 20> then {<a>, <done>} else {<a>}]) * {<done>}) .. inc) @ 1) | (dbl @ 1) | (step \\ {<go>})", 2),
+    ]
+}
+
+#[test]
+fn placed_programs_give_the_output_of_one_process_on_2_to_5_nodes() {
+    for (name, body, min) in cases() {
+        let p = program(name, body);
+        let expected = show(p.run_records(EngineKind::Seq, input(60, 1)).unwrap());
+        for engine in [EngineKind::Seq, EngineKind::Front] {
+            for nodes in 2..=5u32 {
+                if nodes < min {
+                    continue;
+                }
+                let inp = input(60, nodes as i32);
+                // The one-process answer for this input (the `<n>` tags differ).
+                let want = show(p.run_records(EngineKind::Seq, inp.clone()).unwrap());
+                let (out, stats) = run_dist(&p, engine, nodes, inp);
+                assert_eq!(show(out), want, "{name} on {engine:?}, {nodes} nodes");
+                let moved: u64 = stats.iter().map(|s| s.records_sent).sum();
+                let got: u64 = stats.iter().map(|s| s.records_received).sum();
+                assert_eq!(moved, got, "{name}: every record sent arrived");
+                assert!(moved > 0, "{name}: nothing crossed a node on {nodes} nodes");
+            }
+        }
+        assert!(!expected.is_empty());
+    }
+}
+
+#[test]
+fn per_node_statistics_prove_the_placement() {
+    // Only `inc` is placed, on node 1: node 0 calls no box, node 1 every one.
+    let p = program("only", "inc @ 1");
+    let inp: Vec<Record> = (0..40).map(|i| Record::new().with_tag("a", i)).collect();
+    for engine in [EngineKind::Seq, EngineKind::Front] {
+        let (out, stats) = run_dist(&p, engine, 3, inp.clone());
+        assert_eq!(out.len(), 40);
+        assert_eq!(stats[0].box_calls, 0, "{engine:?}");
+        assert_eq!(stats[1].box_calls, 40, "{engine:?}");
+        assert_eq!(stats[2].box_calls, 0, "{engine:?}");
+        // Every record went to node 1 and came back for the output.
+        assert_eq!((stats[0].records_sent, stats[0].records_received), (40, 40));
+        assert_eq!((stats[1].records_sent, stats[1].records_received), (40, 40));
+    }
+    // `!@ <n>`: replica v on node v, so node v calls the box for exactly the records
+    // with n = v.
+    let p = program("rep", "inc !@ <n>");
+    let inp: Vec<Record> = (0..40)
+        .map(|i| Record::new().with_tag("a", i).with_tag("n", i % 4))
+        .collect();
+    let (out, stats) = run_dist(&p, EngineKind::Front, 4, inp);
+    assert_eq!(out.len(), 40);
+    for (v, st) in stats.iter().enumerate() {
+        assert_eq!(st.box_calls, 10, "node {v}");
+    }
+    let _ = Label::tag("n");
+}
+
+fn dist_error(p: &Program, nodes: u32, inp: Vec<Record>) -> String {
+    let mut out = Vec::new();
+    let make = || -> Box<dyn Engine> { EngineKind::Front.engine() };
+    let results = snet::dist::run_local(
+        p.net(),
+        &[p.boxes().clone()],
+        &make,
+        nodes,
+        Box::new(inp.into_iter().fuse()),
+        &mut out,
+        1,
+    );
+    results
+        .into_iter()
+        .find_map(|r| r.err())
+        .map(|e| e.to_string())
+        .expect("the run fails")
+}
+
+#[test]
+fn placements_the_run_cannot_honour_are_errors_naming_them() {
+    // A static placement on a node the run does not have: before any record.
+    let p = program("far", "inc @ 7");
+    let e = dist_error(&p, 3, vec![Record::new().with_tag("a", 1)]);
+    assert!(e.contains("@ 7") && e.contains("3 nodes"), "{e}");
+    // An index value that names no node.
+    let p = program("badtag", "inc !@ <n>");
+    let e = dist_error(&p, 2, vec![Record::new().with_tag("a", 1).with_tag("n", 5)]);
+    assert!(e.contains("index value 5") && e.contains("2 nodes"), "{e}");
+    let e = dist_error(
+        &p,
+        2,
+        vec![Record::new().with_tag("a", 1).with_tag("n", -1)],
+    );
+    assert!(e.contains("index value -1"), "{e}");
+    // Deterministic combinators with placements inside: refused, not wrong.
+    for body in ["(inc @ 1) || dbl", "inc !!@ <n>", "(inc @ 1) ** {<done>}"] {
+        let p = program("det", body);
+        let e = dist_error(&p, 2, vec![Record::new().with_tag("a", 1).with_tag("n", 0)]);
+        assert!(e.contains("cannot run across nodes yet"), "{body}: {e}");
+    }
+}
+
+#[test]
+fn a_failing_box_on_one_node_ends_every_node_with_its_message() {
+    let mut p = program("fails", "inc @ 2");
+    p.bind(
+        "inc",
+        |_: &BoxInput<'_>, _: &mut BoxOutput<'_>| -> Result<(), BoxFailure> {
+            Err(BoxFailure("broken on purpose".into()))
+        },
+    )
+    .unwrap();
+    let inp: Vec<Record> = (0..10).map(|i| Record::new().with_tag("a", i)).collect();
+    for engine in [EngineKind::Seq, EngineKind::Front] {
+        let mut out = Vec::new();
+        let make = move || -> Box<dyn Engine> { engine.engine() };
+        let results = snet::dist::run_local(
+            p.net(),
+            &[p.boxes().clone()],
+            &make,
+            3,
+            Box::new(inp.clone().into_iter().fuse()),
+            &mut out,
+            1,
+        );
+        // Every node ends, each with an error; node 2's names the box and the cause,
+        // the others name node 2.
+        assert_eq!(results.len(), 3);
+        let errs: Vec<String> = results
+            .iter()
+            .map(|r| r.as_ref().unwrap_err().to_string())
+            .collect();
+        assert!(
+            errs[2].contains("broken on purpose"),
+            "{engine:?}: {errs:?}"
+        );
+        assert!(errs[0].contains("node 2"), "{engine:?}: {errs:?}");
+    }
+}
