@@ -1,0 +1,256 @@
+//! Nodes in separate processes: the node runtime over a byte [`Transport`] (MPI, or the
+//! in-process [`snet_dist::transport::LocalTransport`] that tests use), with messages
+//! encoded in the wire format of `snet_dist::wire` (labels announced per peer, values
+//! bit for bit).
+
+use super::{Link, Msg, Node, NodeResult, NodeSource};
+use snet_core::walk::Arrival;
+use snet_core::{PathStep, RecordSource, RunError};
+use snet_dist::transport::Transport;
+use snet_dist::wire::{self, PeerDecoder, PeerEncoder, WireError};
+use std::sync::mpsc::Sender;
+use std::sync::{Arc, Mutex};
+
+/// Message kinds on the wire (first byte).
+const HOP: u8 = 0;
+const PROBE: u8 = 1;
+const REPORT: u8 = 2;
+const STOP: u8 = 3;
+const FAULT: u8 = 4;
+const HELLO: u8 = 5;
+
+/// A [`Link`] over a byte transport: one encoder per destination, used under its lock
+/// so that what it encodes reaches that peer in order (the wire's stream rule).
+pub struct TransportLink {
+    t: Arc<dyn Transport>,
+    encoders: Vec<Mutex<PeerEncoder>>,
+}
+
+impl std::fmt::Debug for TransportLink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TransportLink")
+            .field("rank", &self.t.rank())
+            .field("size", &self.t.size())
+            .finish()
+    }
+}
+
+impl TransportLink {
+    /// The link of this process's rank of `t`.
+    pub fn new(t: Arc<dyn Transport>) -> TransportLink {
+        let encoders = (0..t.size()).map(|_| Mutex::new(PeerEncoder::new())).collect();
+        TransportLink { t, encoders }
+    }
+}
+
+fn put_path(out: &mut Vec<u8>, path: &[PathStep]) {
+    wire::put_var(out, path.len() as u64);
+    for s in path {
+        match s {
+            PathStep::Left => wire::put_u8(out, 0),
+            PathStep::Right => wire::put_u8(out, 1),
+            PathStep::Branch(i) => {
+                wire::put_u8(out, 2);
+                wire::put_var(out, u64::from(*i));
+            }
+            PathStep::Stage(k) => {
+                wire::put_u8(out, 3);
+                wire::put_var(out, u64::from(*k));
+            }
+            PathStep::Replica(v) => {
+                wire::put_u8(out, 4);
+                wire::put_i32(out, *v);
+            }
+            PathStep::Body => wire::put_u8(out, 5),
+        }
+    }
+}
+
+fn get_path(input: &mut &[u8]) -> Result<Vec<PathStep>, WireError> {
+    let n = wire::get_var(input)?;
+    let mut path = Vec::with_capacity(n.min(1024) as usize);
+    for _ in 0..n {
+        let small = |v: u64| u32::try_from(v).map_err(|_| WireError::Overflow { what: "path step" });
+        path.push(match wire::get_u8(input)? {
+            0 => PathStep::Left,
+            1 => PathStep::Right,
+            2 => PathStep::Branch(small(wire::get_var(input)?)?),
+            3 => PathStep::Stage(small(wire::get_var(input)?)?),
+            4 => PathStep::Replica(wire::get_i32(input)?),
+            5 => PathStep::Body,
+            _ => return Err(WireError::Overflow { what: "path step kind" }),
+        });
+    }
+    Ok(path)
+}
+
+impl Link for TransportLink {
+    fn send(&self, to: u32, m: Msg) -> Result<(), String> {
+        let enc = self
+            .encoders
+            .get(to as usize)
+            .ok_or_else(|| format!("node {to} does not exist"))?;
+        let mut enc = enc.lock().unwrap_or_else(|e| e.into_inner());
+        let mut out = Vec::new();
+        match m {
+            Msg::Hop(a) => {
+                wire::put_u8(&mut out, HOP);
+                put_path(&mut out, &a.path);
+                wire::put_u8(&mut out, u8::from(a.leave));
+                match &a.rec {
+                    Some(r) => {
+                        wire::put_u8(&mut out, 1);
+                        enc.encode_record(r, &mut out).map_err(|e| e.to_string())?;
+                    }
+                    None => wire::put_u8(&mut out, 0),
+                }
+            }
+            Msg::Probe(w) => {
+                wire::put_u8(&mut out, PROBE);
+                wire::put_u64(&mut out, w);
+            }
+            Msg::Report {
+                wave,
+                sent,
+                received,
+            } => {
+                wire::put_u8(&mut out, REPORT);
+                wire::put_u64(&mut out, wave);
+                wire::put_u64(&mut out, sent);
+                wire::put_u64(&mut out, received);
+            }
+            Msg::Stop => wire::put_u8(&mut out, STOP),
+            Msg::Fault { node, message } => {
+                wire::put_u8(&mut out, FAULT);
+                wire::put_u32(&mut out, node);
+                wire::put_bytes(&mut out, message.as_bytes());
+            }
+            Msg::Hello { node, fingerprint } => {
+                wire::put_u8(&mut out, HELLO);
+                wire::put_u32(&mut out, node);
+                wire::put_u64(&mut out, fingerprint);
+            }
+            Msg::Input(_) | Msg::InputEnd | Msg::InputFailed(_) | Msg::Wake => {
+                return Err("internal error: a node-local message sent to another node".into())
+            }
+        }
+        self.t.send(to as usize, out).map_err(|e| e.to_string())
+    }
+}
+
+fn decode(dec: &mut PeerDecoder, mut input: &[u8]) -> Result<Msg, WireError> {
+    let input = &mut input;
+    Ok(match wire::get_u8(input)? {
+        HOP => {
+            let path = get_path(input)?;
+            let leave = wire::get_u8(input)? != 0;
+            let rec = match wire::get_u8(input)? {
+                0 => None,
+                _ => Some(dec.decode_record(input)?),
+            };
+            Msg::Hop(Arrival { path, leave, rec })
+        }
+        PROBE => Msg::Probe(wire::get_u64(input)?),
+        REPORT => Msg::Report {
+            wave: wire::get_u64(input)?,
+            sent: wire::get_u64(input)?,
+            received: wire::get_u64(input)?,
+        },
+        STOP => Msg::Stop,
+        FAULT => Msg::Fault {
+            node: wire::get_u32(input)?,
+            message: String::from_utf8_lossy(wire::get_bytes(input)?).into_owned(),
+        },
+        HELLO => Msg::Hello {
+            node: wire::get_u32(input)?,
+            fingerprint: wire::get_u64(input)?,
+        },
+        _ => return Err(WireError::Overflow { what: "message kind" }),
+    })
+}
+
+/// Moves what the transport receives into the node's inbox (one thread per node).
+fn spawn_receiver(t: Arc<dyn Transport>, inbox: Sender<Msg>) -> std::io::Result<std::thread::JoinHandle<()>> {
+    std::thread::Builder::new()
+        .name("snet-dist-recv".into())
+        .spawn(move || {
+            let mut decoders: Vec<PeerDecoder> = (0..t.size()).map(|_| PeerDecoder::new()).collect();
+            loop {
+                match t.recv() {
+                    Ok(Some((from, bytes))) => {
+                        let m = match decoders.get_mut(from) {
+                            Some(d) => decode(d, &bytes).unwrap_or_else(|e| Msg::Fault {
+                                node: from as u32,
+                                message: format!("a message from node {from} could not be decoded: {e}"),
+                            }),
+                            None => continue,
+                        };
+                        if inbox.send(m).is_err() {
+                            return;
+                        }
+                    }
+                    Ok(None) => return,
+                    Err(e) => {
+                        let _ = inbox.send(Msg::Fault {
+                            node: t.rank() as u32,
+                            message: format!("the transport failed: {e} (a node may have died)"),
+                        });
+                        return;
+                    }
+                }
+            }
+        })
+}
+
+/// Runs this process's node of a distributed run over transport `t` (rank = node).
+/// Node 0 reads `input` and writes `output`; the others get `None` for both. Nodes
+/// whose `fingerprint` (of program and box code) differs from node 0's refuse to run.
+#[allow(clippy::too_many_arguments)]
+pub fn run_node(
+    t: Arc<dyn Transport>,
+    net: &snet_core::Net,
+    boxes: &snet_core::BoxTable,
+    engine: &dyn snet_core::Engine,
+    input: Option<Box<dyn RecordSource>>,
+    output: Option<&mut dyn snet_core::RecordSink>,
+    workers: usize,
+    fingerprint: u64,
+) -> NodeResult {
+    let me = t.rank() as u32;
+    let nodes = t.size() as u32;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let link: Arc<dyn Link> = Arc::new(TransportLink::new(t.clone()));
+    let node = Node::new(me, nodes, link, tx.clone());
+    let mut src = NodeSource::new(node.clone(), rx);
+    src.fingerprint = Some(fingerprint);
+    let io_err = |what: &str, e: std::io::Error| RunError::new(format!("node {me}"), None, format!("cannot start {what}: {e}"));
+    let _recv = spawn_receiver(t.clone(), tx.clone()).map_err(|e| io_err("the receiver", e))?;
+    if me != 0 {
+        node.send(
+            0,
+            Msg::Hello {
+                node: me,
+                fingerprint,
+            },
+        )?;
+    }
+    let mut no_output = super::NoOutput(me);
+    let output: &mut dyn snet_core::RecordSink = match output {
+        Some(o) if me == 0 => o,
+        _ => &mut no_output,
+    };
+    if me == 0 {
+        if let Some(input) = input {
+            super::spawn_input_reader(input, tx).map_err(|e| io_err("the input reader", e))?;
+        } else {
+            let _ = tx.send(Msg::InputEnd);
+        }
+    }
+    let mut opts = snet_core::RunOptions::new(workers);
+    opts.dist = Some(node.clone());
+    let r = engine.run(net, boxes, &mut src, output, &opts);
+    if let Err(e) = &r {
+        node.broadcast_fault(&e.to_string());
+    }
+    r
+}
