@@ -16,9 +16,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 #[cfg(feature = "mpi")]
-mod mpi;
+mod mpi_transport;
 #[cfg(feature = "mpi")]
-pub use mpi::MpiTransport;
+pub use mpi_transport::MpiTransport;
 
 /// Why a transport operation failed.
 #[derive(Debug, Clone, PartialEq, Eq)]

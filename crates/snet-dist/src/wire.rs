@@ -478,8 +478,8 @@ impl PeerDecoder {
                 2 => LabelKind::BTag,
                 kind => return Err(WireError::BadLabelKind { kind }),
             };
-            let name = std::str::from_utf8(get_bytes(input)?)
-                .map_err(|_| WireError::BadLabelName)?;
+            let name =
+                std::str::from_utf8(get_bytes(input)?).map_err(|_| WireError::BadLabelName)?;
             let l = Label::new(k, name);
             self.labels.push(l);
             l

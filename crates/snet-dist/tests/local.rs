@@ -76,7 +76,10 @@ fn shutdown_wakes_recv_after_draining() {
     ranks[0].shutdown();
     let (got, waited) = blocked.join().unwrap();
     assert_eq!(got, None);
-    assert!(waited >= Duration::from_millis(90), "recv blocked until shutdown");
+    assert!(
+        waited >= Duration::from_millis(90),
+        "recv blocked until shutdown"
+    );
 
     let ranks = LocalTransport::group(2);
     ranks[1].send(0, vec![1]).unwrap();
@@ -122,7 +125,10 @@ fn records_around_a_ring() {
     let ranks = LocalTransport::group(N);
     let data: Vec<u8> = (0..10_000u32).map(|i| (i * 7 + 3) as u8).collect();
     let rec = Record::new()
-        .with_field("blob", Value::from_bytes(CType::UChar, data.len(), false, &data))
+        .with_field(
+            "blob",
+            Value::from_bytes(CType::UChar, data.len(), false, &data),
+        )
         .with_tag("hops", 0);
     let workers: Vec<_> = ranks
         .iter()
@@ -156,6 +162,10 @@ fn records_around_a_ring() {
         })
         .collect();
     for w in workers {
-        assert_eq!(w.join().unwrap(), 2, "each rank learnt blob and <hops> once");
+        assert_eq!(
+            w.join().unwrap(),
+            2,
+            "each rank learnt blob and <hops> once"
+        );
     }
 }
