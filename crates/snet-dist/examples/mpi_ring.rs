@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! mpirun -n N mpi_ring          # MPI: N ranks (N >= 2)
-//! mpirun -n N mpi_ring die      # MPI: the last rank dies; the job must end non-zero
+//! mpirun -n N mpi_ring die|crash|abort  # MPI: the last rank fails; the job must end
 //! mpi_ring local N              # the same phases over LocalTransport, N threads
 //! ```
 //!
@@ -44,7 +44,7 @@ fn main() {
             println!("OK local {n} ranks");
         }
         #[cfg(feature = "mpi")]
-        Some("die") => die(),
+        Some(how @ ("die" | "crash" | "abort")) => die(how),
         #[cfg(feature = "mpi")]
         None | Some("ring") => {
             let t = snet_dist::MpiTransport::init().expect("MPI transport");
@@ -62,17 +62,22 @@ fn main() {
     }
 }
 
-/// The last rank exits abruptly while rank 0 waits for a record it would forward.
+/// The last rank ends abnormally (`die`: exit code 3 without finalising; `crash`:
+/// SIGABRT; `abort`: `Transport::abort(5)`) while the others wait in `recv` for a
+/// message that never comes: the launcher must end the whole job, non-zero.
 #[cfg(feature = "mpi")]
-fn die() {
+fn die(how: &str) {
     let t = snet_dist::MpiTransport::init().expect("MPI transport");
     let (rank, n) = (t.rank(), t.size());
     if rank == n - 1 {
         std::thread::sleep(Duration::from_millis(300));
-        eprintln!("rank {rank}: exiting abruptly with code 3 (no finalize)");
-        std::process::exit(3);
+        eprintln!("rank {rank}: ending abnormally ({how})");
+        match how {
+            "crash" => std::process::abort(),
+            "abort" => t.abort(5),
+            _ => std::process::exit(3),
+        }
     }
-    // Wait for a message that never comes; the launcher must end us.
     let got = t.recv();
     eprintln!("rank {rank}: recv returned {got:?}");
     std::process::exit(4);

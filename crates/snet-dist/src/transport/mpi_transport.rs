@@ -31,13 +31,16 @@ use std::os::raw::{c_char, c_int};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::{JoinHandle, Thread};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The MPI tag of every message of this transport.
 const TAG: c_int = 0x534e;
-/// Idle rounds that only yield before the thread starts sleeping.
-const SPIN_ROUNDS: u32 = 100;
-/// Longest sleep of an idle communication thread.
+/// How long an idle thread only yields before it starts sleeping.
+const SPIN: Duration = Duration::from_micros(200);
+/// An idle thread sleeps for this fraction of the time it has been idle (so a message
+/// arriving after a gap `g` waits about `g / SLEEP_DIVISOR` more)...
+const SLEEP_DIVISOR: u32 = 4;
+/// ... but never longer than this.
 const MAX_SLEEP: Duration = Duration::from_millis(1);
 /// Messages received per round at most, so that a flood cannot starve the sends.
 const RECV_BATCH: usize = 64;
@@ -252,7 +255,8 @@ struct Engine<'a> {
 impl Engine<'_> {
     fn run(&mut self, commands: &Receiver<Command>) -> Result<(), TransportError> {
         let mut stopping = false;
-        let mut idle: u32 = 0;
+        // When the thread last moved something, if it has been idle since.
+        let mut idle_since: Option<Instant> = None;
         loop {
             let mut moved = false;
             loop {
@@ -274,20 +278,23 @@ impl Engine<'_> {
                 return Ok(());
             }
             if moved {
-                idle = 0;
+                idle_since = None;
                 continue;
             }
-            idle = idle.saturating_add(1);
             // A large send progresses only while this thread calls MPI (rendezvous
             // protocol: the data follows the receiver's answer), so with sends
             // outstanding the thread yields instead of sleeping.
-            if idle <= SPIN_ROUNDS || !self.requests.is_empty() {
+            if !self.requests.is_empty() {
                 std::thread::yield_now();
                 continue;
             }
-            let wait = Duration::from_micros(1 << (idle - SPIN_ROUNDS).min(10)).min(MAX_SLEEP);
+            let idle_for = idle_since.get_or_insert_with(Instant::now).elapsed();
+            if idle_for < SPIN {
+                std::thread::yield_now();
+                continue;
+            }
             // `send` and `shutdown` unpark this thread after queueing a command.
-            std::thread::park_timeout(wait);
+            std::thread::park_timeout((idle_for / SLEEP_DIVISOR).min(MAX_SLEEP));
         }
     }
 
