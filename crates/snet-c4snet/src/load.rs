@@ -87,6 +87,9 @@ pub struct CBoxes {
     path: PathBuf,
     warnings: Vec<String>,
     compiler_runs: usize,
+    /// What was loaded (to load a copy for another node of a distributed run).
+    built: BuiltLibrary,
+    lib: Arc<LoadedLibrary>,
 }
 
 impl CBoxes {
@@ -109,6 +112,55 @@ impl CBoxes {
     /// Compiler runs the build needed (0 when fully cached).
     pub fn compiler_runs(&self) -> usize {
         self.compiler_runs
+    }
+
+    /// Sets the box code's `node_location` (spec §12.1) to `node`: the node number of a
+    /// distributed run, in the library these boxes were loaded from.
+    pub fn set_node_location(&self, node: u32) -> Result<(), C4SNetError> {
+        // SAFETY: the shim defines `int node_location` (box code may define it too:
+        // then the one the library resolves); the library stays loaded while `self`
+        // lives, and box code only reads it.
+        unsafe {
+            let p = self
+                .lib
+                ._lib
+                .get::<*mut c_int>(b"node_location\0")
+                .map_err(|e| C4SNetError::Load {
+                    path: self.path.clone(),
+                    message: e.to_string(),
+                })?;
+            **p = node as c_int;
+        }
+        Ok(())
+    }
+
+    /// The same boxes from a private copy of the library (its own globals, among them
+    /// `node_location`, set to `node`): one node of a distributed run in this process
+    /// (`--distrib local:N`), whose box code must not share state with the others.
+    pub fn node_copy(&self, node: u32) -> Result<CBoxes, C4SNetError> {
+        let dir = std::env::temp_dir().join(format!("snet-node-libs-{}", std::process::id()));
+        let load_err = |message: String| C4SNetError::Load {
+            path: self.path.clone(),
+            message,
+        };
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| load_err(format!("cannot make {}: {e}", dir.display())))?;
+        let name = self
+            .path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "boxes.so".into());
+        let copy = dir.join(format!("node{node}-{name}"));
+        std::fs::copy(&self.path, &copy)
+            .map_err(|e| load_err(format!("cannot copy to {}: {e}", copy.display())))?;
+        let mut built = self.built.clone();
+        built.path = copy.clone();
+        let boxes = load_library(&built);
+        // Loaded (or failed): the file is not needed any more.
+        let _ = std::fs::remove_file(&copy);
+        let boxes = boxes?;
+        boxes.set_node_location(node)?;
+        Ok(boxes)
     }
 }
 
@@ -203,6 +255,8 @@ pub fn load_library(built: &BuiltLibrary) -> Result<CBoxes, C4SNetError> {
         path,
         warnings: built.warnings.clone(),
         compiler_runs: built.compiler_runs,
+        built: built.clone(),
+        lib: loaded,
     })
 }
 

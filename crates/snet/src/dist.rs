@@ -31,6 +31,8 @@
 //! A node whose run fails sends the error to every other node; each ends its run with
 //! an error naming the node and the cause, the next time its engine asks for input.
 
+pub mod transport;
+
 use snet_core::walk::Arrival;
 use snet_core::{Dist, Incoming, PathStep, Record, RecordSource, RunError};
 use std::collections::VecDeque;
@@ -64,6 +66,14 @@ pub enum Msg {
     Stop,
     /// The engine became idle (a node's own wake-up).
     Wake,
+    /// Node `node` runs the program and box code with this fingerprint (sent to node
+    /// 0 at the start: every node must run the same, spec §16.3).
+    Hello {
+        /// The sending node.
+        node: u32,
+        /// Its fingerprint of program and box code.
+        fingerprint: u64,
+    },
     /// Node `node` failed with `message`: the whole run ends.
     Fault {
         /// The failed node.
@@ -154,7 +164,7 @@ impl Node {
         }
     }
 
-    fn send(&self, to: u32, m: Msg) -> Result<(), RunError> {
+    pub(crate) fn send(&self, to: u32, m: Msg) -> Result<(), RunError> {
         self.link.send(to, m).map_err(|e| {
             RunError::new(
                 format!("node {}", self.me),
@@ -227,6 +237,8 @@ pub struct NodeSource {
     missing: u32,
     totals: (u64, u64),
     previous: Option<(u64, u64)>,
+    /// Node 0: the fingerprint the other nodes' must equal (`None`: not checked).
+    pub(crate) fingerprint: Option<u64>,
 }
 
 impl std::fmt::Debug for NodeSource {
@@ -254,6 +266,7 @@ impl NodeSource {
             missing: 0,
             totals: (0, 0),
             previous: None,
+            fingerprint: None,
         }
     }
 
@@ -314,6 +327,15 @@ impl NodeSource {
                 }
             }
             Msg::Stop => self.stopped = true,
+            Msg::Hello { node, fingerprint } => {
+                if self.fingerprint.is_some_and(|f| f != fingerprint) {
+                    return Err(RunError::new(
+                        format!("node {node}"),
+                        None,
+                        "it runs another program or other box code than node 0 (fingerprints differ): every node must run the same program with the same box sources (spec §16.3)",
+                    ));
+                }
+            }
             Msg::Wake => self.node.wake_pending.store(false, Ordering::Release),
             Msg::Fault { node, message } => {
                 return Err(RunError::new(

@@ -165,9 +165,10 @@ pub(crate) fn run(mut args: RunArgs) -> ExitCode {
     if !prog.compiled().warnings.is_empty() {
         eprint!("{}", prog.compiled().warnings.render());
     }
-    if let Err(code) = bind_c_boxes(&mut prog, &args) {
-        return code;
-    }
+    let c_boxes = match bind_c_boxes(&mut prog, &args) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
     let unbound = prog.unbound_boxes();
     if !unbound.is_empty() {
         return fail(format!(
@@ -318,10 +319,35 @@ pub(crate) fn run(mut args: RunArgs) -> ExitCode {
             discarded_seen.store(source.discarded(), Ordering::Relaxed);
             r
         }
+        Some(Distrib::Mpi) => {
+            let fingerprint = fingerprint(&args);
+            let r = run_mpi(
+                &prog,
+                c_boxes.as_ref(),
+                &*engine,
+                Box::new(Counting {
+                    inner: source,
+                    seen: discarded_seen.clone(),
+                }),
+                &mut sink,
+                opts.workers,
+                fingerprint,
+                args.stats,
+            );
+            match r {
+                Ok(Some(stats)) => Ok(stats),
+                // Not node 0: no output to finish.
+                Ok(None) => return ExitCode::SUCCESS,
+                Err(e) => Err(snet::Error::Run(e)),
+            }
+        }
         Some(Distrib::Local(n)) => {
             // One copy of the box table per node: node k's C boxes see
             // `node_location == k` (spec §12.1).
-            let tables = vec![prog.boxes().clone()];
+            let tables = match node_tables(&prog, c_boxes.as_ref(), n) {
+                Ok(t) => t,
+                Err(e) => return fail(e),
+            };
             let fo = front_opts.clone().unwrap_or_default();
             let kind = engine_kind;
             let make = move || -> Box<dyn Engine> {
@@ -401,6 +427,125 @@ pub(crate) fn run(mut args: RunArgs) -> ExitCode {
 enum Distrib {
     /// N nodes as thread groups of this process.
     Local(u32),
+    /// Each MPI process is a node.
+    Mpi,
+}
+
+/// The box tables of `n` in-process nodes: the program's, with each node's C boxes
+/// from a private copy of their library (`node_location` = the node, spec §12.1).
+fn node_tables(
+    prog: &Program,
+    c_boxes: Option<&snet_c4snet::CBoxes>,
+    n: u32,
+) -> Result<Vec<snet::BoxTable>, String> {
+    let Some(c) = c_boxes else {
+        return Ok(vec![prog.boxes().clone()]);
+    };
+    (0..n)
+        .map(|k| {
+            let copy = if k == 0 {
+                c.set_node_location(0).map(|()| c.clone())
+            } else {
+                c.node_copy(k)
+            };
+            let copy = copy.map_err(|e| format!("node {k}: {e}"))?;
+            let mut t = prog.boxes().clone();
+            for name in copy.table().names() {
+                if let Some(f) = copy.table().get(name) {
+                    t.insert(name, f.clone());
+                }
+            }
+            Ok(t)
+        })
+        .collect()
+}
+
+/// A fingerprint of the program and the box sources (spec §16.3: every node must run
+/// the same).
+fn fingerprint(args: &RunArgs) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for p in std::iter::once(&args.program).chain(&args.sources) {
+        std::fs::read(p).unwrap_or_default().hash(&mut h);
+    }
+    h.finish()
+}
+
+/// This process's node of an MPI run; `Ok(None)` on nodes other than 0 (they have no
+/// output or statistics to finish).
+#[cfg(feature = "mpi")]
+#[allow(clippy::too_many_arguments)]
+fn run_mpi(
+    prog: &Program,
+    c_boxes: Option<&snet_c4snet::CBoxes>,
+    engine: &dyn Engine,
+    input: Box<dyn RecordSource>,
+    sink: &mut dyn RecordSink,
+    workers: usize,
+    fingerprint: u64,
+    stats: bool,
+) -> Result<Option<snet::RunStats>, RunError> {
+    use snet_dist::transport::{MpiTransport, Transport};
+    // MPI starts after the C boxes were compiled and loaded (every rank compiles its own).
+    let t = MpiTransport::init().map_err(|e| RunError::new("MPI", None, e.to_string()))?;
+    let rank = t.rank() as u32;
+    if let Some(c) = c_boxes {
+        c.set_node_location(rank)
+            .map_err(|e| RunError::new(format!("node {rank}"), None, e.to_string()))?;
+    }
+    let transport: Arc<dyn Transport> = t.clone();
+    let (input, output) = if rank == 0 {
+        (Some(input), Some(sink))
+    } else {
+        (None, None)
+    };
+    let r = snet::dist::transport::run_node(
+        transport,
+        prog.net(),
+        prog.boxes(),
+        engine,
+        input,
+        output,
+        workers,
+        fingerprint,
+    );
+    match &r {
+        Ok(st) => {
+            if stats {
+                eprintln!(
+                    "node {rank}: box calls {}, records sent {}, received {}, in {}, out {}, entities {}",
+                    st.box_calls, st.records_sent, st.records_received, st.records_in, st.records_out, st.entities_created
+                );
+            }
+            let _ = t.finish();
+        }
+        Err(e) => {
+            // Every rank ends at once (spec §16.6): the others are told, then MPI
+            // ends the job.
+            eprintln!("error: node {rank}: {e}");
+            t.abort(1);
+        }
+    }
+    r.map(|st| (rank == 0).then_some(st))
+}
+
+#[cfg(not(feature = "mpi"))]
+#[allow(clippy::too_many_arguments)]
+fn run_mpi(
+    _prog: &Program,
+    _c_boxes: Option<&snet_c4snet::CBoxes>,
+    _engine: &dyn Engine,
+    _input: Box<dyn RecordSource>,
+    _sink: &mut dyn RecordSink,
+    _workers: usize,
+    _fingerprint: u64,
+    _stats: bool,
+) -> Result<Option<snet::RunStats>, RunError> {
+    Err(RunError::new(
+        "--distrib mpi",
+        None,
+        "this snet was built without MPI; build it with `cargo build --release --features mpi` (needs Open MPI and libclang)",
+    ))
 }
 
 fn parse_distrib(s: &str) -> Result<Distrib, String> {
@@ -413,6 +558,9 @@ fn parse_distrib(s: &str) -> Result<Distrib, String> {
         };
     }
     if s == "mpi" {
+        if cfg!(feature = "mpi") {
+            return Ok(Distrib::Mpi);
+        }
         return Err("--distrib mpi: this snet was built without MPI; build it with `cargo build --release --features mpi` (needs Open MPI and libclang)".into());
     }
     Err(format!("--distrib `{s}`: expected `local:N` or `mpi`"))
@@ -530,7 +678,10 @@ fn is_stream(m: &std::fs::Metadata) -> bool {
     !m.is_file()
 }
 
-fn bind_c_boxes(prog: &mut Program, args: &RunArgs) -> Result<(), ExitCode> {
+fn bind_c_boxes(
+    prog: &mut Program,
+    args: &RunArgs,
+) -> Result<Option<snet_c4snet::CBoxes>, ExitCode> {
     let compiled = prog.compiled();
     let mut c_sigs = Vec::new();
     for (name, iface) in &compiled.box_interfaces {
@@ -548,7 +699,7 @@ fn bind_c_boxes(prog: &mut Program, args: &RunArgs) -> Result<(), ExitCode> {
         }
     }
     if c_sigs.is_empty() || args.sources.is_empty() {
-        return Ok(());
+        return Ok(None);
     }
     if let Err(e) = snet_c4snet::install_crash_handler() {
         eprintln!("warning: cannot install the C box crash handler: {e}");
@@ -568,8 +719,8 @@ fn bind_c_boxes(prog: &mut Program, args: &RunArgs) -> Result<(), ExitCode> {
             for w in boxes.warnings() {
                 eprintln!("{w}");
             }
-            prog.bind_table(&boxes.into_table());
-            Ok(())
+            prog.bind_table(boxes.table());
+            Ok(Some(boxes))
         }
         Err(e) => Err(fail(e)),
     }

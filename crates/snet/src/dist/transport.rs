@@ -38,7 +38,9 @@ impl std::fmt::Debug for TransportLink {
 impl TransportLink {
     /// The link of this process's rank of `t`.
     pub fn new(t: Arc<dyn Transport>) -> TransportLink {
-        let encoders = (0..t.size()).map(|_| Mutex::new(PeerEncoder::new())).collect();
+        let encoders = (0..t.size())
+            .map(|_| Mutex::new(PeerEncoder::new()))
+            .collect();
         TransportLink { t, encoders }
     }
 }
@@ -70,7 +72,8 @@ fn get_path(input: &mut &[u8]) -> Result<Vec<PathStep>, WireError> {
     let n = wire::get_var(input)?;
     let mut path = Vec::with_capacity(n.min(1024) as usize);
     for _ in 0..n {
-        let small = |v: u64| u32::try_from(v).map_err(|_| WireError::Overflow { what: "path step" });
+        let small =
+            |v: u64| u32::try_from(v).map_err(|_| WireError::Overflow { what: "path step" });
         path.push(match wire::get_u8(input)? {
             0 => PathStep::Left,
             1 => PathStep::Right,
@@ -78,7 +81,11 @@ fn get_path(input: &mut &[u8]) -> Result<Vec<PathStep>, WireError> {
             3 => PathStep::Stage(small(wire::get_var(input)?)?),
             4 => PathStep::Replica(wire::get_i32(input)?),
             5 => PathStep::Body,
-            _ => return Err(WireError::Overflow { what: "path step kind" }),
+            _ => {
+                return Err(WireError::Overflow {
+                    what: "path step kind",
+                })
+            }
         });
     }
     Ok(path)
@@ -165,23 +172,33 @@ fn decode(dec: &mut PeerDecoder, mut input: &[u8]) -> Result<Msg, WireError> {
             node: wire::get_u32(input)?,
             fingerprint: wire::get_u64(input)?,
         },
-        _ => return Err(WireError::Overflow { what: "message kind" }),
+        _ => {
+            return Err(WireError::Overflow {
+                what: "message kind",
+            })
+        }
     })
 }
 
 /// Moves what the transport receives into the node's inbox (one thread per node).
-fn spawn_receiver(t: Arc<dyn Transport>, inbox: Sender<Msg>) -> std::io::Result<std::thread::JoinHandle<()>> {
+fn spawn_receiver(
+    t: Arc<dyn Transport>,
+    inbox: Sender<Msg>,
+) -> std::io::Result<std::thread::JoinHandle<()>> {
     std::thread::Builder::new()
         .name("snet-dist-recv".into())
         .spawn(move || {
-            let mut decoders: Vec<PeerDecoder> = (0..t.size()).map(|_| PeerDecoder::new()).collect();
+            let mut decoders: Vec<PeerDecoder> =
+                (0..t.size()).map(|_| PeerDecoder::new()).collect();
             loop {
                 match t.recv() {
                     Ok(Some((from, bytes))) => {
                         let m = match decoders.get_mut(from) {
                             Some(d) => decode(d, &bytes).unwrap_or_else(|e| Msg::Fault {
                                 node: from as u32,
-                                message: format!("a message from node {from} could not be decoded: {e}"),
+                                message: format!(
+                                    "a message from node {from} could not be decoded: {e}"
+                                ),
                             }),
                             None => continue,
                         };
@@ -223,7 +240,13 @@ pub fn run_node(
     let node = Node::new(me, nodes, link, tx.clone());
     let mut src = NodeSource::new(node.clone(), rx);
     src.fingerprint = Some(fingerprint);
-    let io_err = |what: &str, e: std::io::Error| RunError::new(format!("node {me}"), None, format!("cannot start {what}: {e}"));
+    let io_err = |what: &str, e: std::io::Error| {
+        RunError::new(
+            format!("node {me}"),
+            None,
+            format!("cannot start {what}: {e}"),
+        )
+    };
     let _recv = spawn_receiver(t.clone(), tx.clone()).map_err(|e| io_err("the receiver", e))?;
     if me != 0 {
         node.send(
