@@ -50,4 +50,6 @@ for how in die crash abort; do
     fi
     echo "job ended with status $rc after ${took}s"
 done
+# snet itself under mpirun: placed programs, node_location, faults.
+bash tools/mpi_snet_test.sh
 echo "mpi_test.sh: all MPI tests passed"
