@@ -75,7 +75,7 @@ set +e
 timeout 60 mpirun --oversubscribe -n 3 "$snet" run --distrib mpi "$d/split.snet" -i "$tmp/never" > /dev/null 2> "$tmp/err" &
 job=$!
 sleep 3
-victim=$(pgrep -f "snet run --distrib mpi $d/split.snet" | sed -n 2p)
+victim=$(pgrep -f "^$snet run --distrib mpi $d/split.snet" | sed -n 2p)
 [ -n "$victim" ] && kill -9 "$victim"
 wait "$job"
 rc=$?
