@@ -39,6 +39,15 @@ static PREVIOUS: OnceLock<Previous> = OnceLock::new();
 /// signal handler may do).
 static FLUSH: OnceLock<fn()> = OnceLock::new();
 
+/// `"node N: "` in a distributed run, written before the crash message (set once).
+static NODE: OnceLock<Vec<u8>> = OnceLock::new();
+
+/// Names this process's node in crash messages (a distributed run: spec §16.6, a
+/// fault names the node).
+pub fn set_crash_node(node: u32) {
+    let _ = NODE.set(format!("node {node}: ").into_bytes());
+}
+
 /// Registers `f` to run when a C box crashes, after the crash message and before the
 /// signal kills the process: the CLI writes the output records buffered so far with
 /// it. `f` runs inside a signal handler and must only do async-signal-safe work (no
@@ -113,7 +122,8 @@ fn write_stderr(parts: &[&[u8]]) {
 extern "C" fn on_fatal_signal(sig: c_int, _info: *mut libc::siginfo_t, _ctx: *mut libc::c_void) {
     let index = SIGNALS.iter().position(|&s| s == sig);
     if let Some((name, failure)) = crate::abi::current_box() {
-        write_stderr(&[b"snet: box `", name, b"` crashed: ", describe(sig), b"\n"]);
+        let node: &[u8] = NODE.get().map_or(&[], |n| n.as_slice());
+        write_stderr(&[b"snet: ", node, b"box `", name, b"` crashed: ", describe(sig), b"\n"]);
         if let Some(why) = failure {
             write_stderr(&[
                 b"snet: before it crashed, the box made this error: ",

@@ -56,7 +56,7 @@ mod wrapgen;
 
 pub use cache::CACHE_DIR_ENV;
 pub use compile::{build_library, split_flags, BuildOptions, BuiltLibrary};
-pub use crash::{install_crash_handler, set_crash_flush};
+pub use crash::{install_crash_handler, set_crash_flush, set_crash_node};
 pub use error::C4SNetError;
 pub use load::{load_library, CBoxes};
 

@@ -489,6 +489,7 @@ fn run_mpi(
     // MPI starts after the C boxes were compiled and loaded (every rank compiles its own).
     let t = MpiTransport::init().map_err(|e| RunError::new("MPI", None, e.to_string()))?;
     let rank = t.rank() as u32;
+    snet_c4snet::set_crash_node(rank);
     if let Some(c) = c_boxes {
         c.set_node_location(rank)
             .map_err(|e| RunError::new(format!("node {rank}"), None, e.to_string()))?;
