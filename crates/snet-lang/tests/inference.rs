@@ -170,7 +170,8 @@ fn initialiser_branches_get_empty_routes_and_splits_add_the_index() {
 
 #[test]
 fn lowering_shapes() {
-    // `a | b | c` is one n-ary parallel; `..` nests to the right; `@` disappears;
+    // `a | b | c` is one n-ary parallel; a chain of `..` is a balanced tree (here
+    // `a .. (b .. c)`); `@ n` is a node of its own per use around the shared operand;
     // `[{} -> {}]` is the identity; a net referenced twice is shared.
     let c = compile(
         "l",
@@ -190,8 +191,11 @@ fn lowering_shapes() {
     };
     assert_eq!(branches.len(), 3);
     assert!(matches!(net.node(branches[1]).kind, NodeKind::Identity));
-    let NodeKind::Serial(g1, g2) = &net.node(*rest).kind else {
+    let NodeKind::Serial(placed, g2) = &net.node(*rest).kind else {
         panic!()
+    };
+    let NodeKind::At { body: g1, node: 3 } = &net.node(*placed).kind else {
+        panic!("`g @ 3` is placed: {:?}", net.node(*placed).kind)
     };
     assert_eq!(g1, g2, "both references to g share one node");
     assert_eq!(*g1, branches[0]);

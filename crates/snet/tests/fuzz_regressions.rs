@@ -63,7 +63,7 @@ fn front_with_more_workers_than_threads_fails_cleanly() {
     let out = Command::new("sh")
         .arg("-c")
         .arg(format!(
-            "ulimit -v 2000000; exec '{}' run --engine front -w 100000 '{}' -i '{}'",
+            "ulimit -v 2000000; exec '{}' run --engine front -w 1024 '{}' -i '{}'",
             env!("CARGO_BIN_EXE_snet"),
             prog.display(),
             input.display()
