@@ -123,7 +123,15 @@ extern "C" fn on_fatal_signal(sig: c_int, _info: *mut libc::siginfo_t, _ctx: *mu
     let index = SIGNALS.iter().position(|&s| s == sig);
     if let Some((name, failure)) = crate::abi::current_box() {
         let node: &[u8] = NODE.get().map_or(&[], |n| n.as_slice());
-        write_stderr(&[b"snet: ", node, b"box `", name, b"` crashed: ", describe(sig), b"\n"]);
+        write_stderr(&[
+            b"snet: ",
+            node,
+            b"box `",
+            name,
+            b"` crashed: ",
+            describe(sig),
+            b"\n",
+        ]);
         if let Some(why) = failure {
             write_stderr(&[
                 b"snet: before it crashed, the box made this error: ",

@@ -42,6 +42,27 @@ pub struct Frame {
     parent: Ctx,
     /// Set at creation, or right after the owner is built (a creation frame).
     owner: OnceLock<Arc<Inst>>,
+    /// A distributed run: this frame stands for a frame of another node (see
+    /// [`Proxy`]); it has no owner and no parent here.
+    pub(crate) proxy: Option<Proxy>,
+}
+
+/// A frame of another node, on a node that records of it reached (spec §16: the
+/// deterministic combinators across nodes). The node that sent the records *lent* the
+/// frame: it keeps a unit for them until they are repaid. The proxy counts the records
+/// here like a frame; when its count reaches zero it repays what it owes to its lender
+/// (`repay`), which may complete the lender's frame (or proxy) in turn. A record that
+/// reaches the frame's own node joins the real frame there, which repays its lender at
+/// once. Lenders are never in a cycle: a proxy repays only its own lender.
+pub(crate) struct Proxy {
+    /// The real frame: its node and its loan number there.
+    pub(crate) real: (u32, u64),
+    /// Who lent the units this proxy owes: node and loan number.
+    pub(crate) lender: (u32, u64),
+    /// Units received from the lender (repaid together at completion).
+    pub(crate) owed: std::sync::atomic::AtomicU64,
+    /// Sends the repayment: (lender node, loan, units).
+    pub(crate) repay: Arc<dyn Fn(u32, u64, u64) + Send + Sync>,
 }
 
 impl fmt::Debug for Frame {
@@ -62,7 +83,28 @@ impl Frame {
             count: AtomicUsize::new(count),
             parent,
             owner: OnceLock::from(owner),
+            proxy: None,
         })
+    }
+
+    /// A proxy of a frame of another node with one unit (the record that arrived).
+    pub(crate) fn proxy(proxy: Proxy) -> Arc<Frame> {
+        Arc::new(Frame {
+            seq: 0,
+            count: AtomicUsize::new(1),
+            parent: None,
+            owner: OnceLock::new(),
+            proxy: Some(proxy),
+        })
+    }
+
+    /// Adds one unit unless the frame is complete (count 0): false then.
+    pub(crate) fn try_add(&self) -> bool {
+        self.count
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |c| {
+                (c > 0).then_some(c + 1)
+            })
+            .is_ok()
     }
 
     /// A frame whose owner is still being built; [`Frame::set_owner`] must follow
@@ -73,6 +115,7 @@ impl Frame {
             count: AtomicUsize::new(0),
             parent,
             owner: OnceLock::new(),
+            proxy: None,
         })
     }
 
@@ -139,6 +182,11 @@ pub fn ctx_release(ctx: &Ctx, released: &mut Released) {
     while let Some(f) = cur {
         // AcqRel: the thread reaching zero sees all earlier collector updates.
         if f.count.fetch_sub(1, Ordering::AcqRel) != 1 {
+            return;
+        }
+        if let Some(p) = &f.proxy {
+            // A proxy is done here: repay the lender (which completes the rest).
+            (p.repay)(p.lender.0, p.lender.1, p.owed.load(Ordering::Acquire));
             return;
         }
         if f.owner().collector_complete(f.seq) {

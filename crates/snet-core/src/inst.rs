@@ -193,6 +193,9 @@ pub struct InitCall {
     pub leaf: Arc<Inst>,
     /// Context of the records it emits.
     pub ctx: Ctx,
+    /// The home of the composition that was created (only its home fires its
+    /// initialisers in a distributed run; other nodes only made a copy to route by).
+    pub comp_home: u32,
 }
 
 /// The outermost feedback instance (`\`) enclosing a box instance, as engines with
@@ -271,10 +274,11 @@ impl Inst {
         inits: &mut Vec<InitCall>,
     ) -> Arc<Inst> {
         counter.0.fetch_add(1, Ordering::Relaxed);
-        let up_home = if matches!(slot, Slot::Root) {
-            0
-        } else {
-            place.home
+        // The parent's home (a `!@` replica's place is its own node, not the split's).
+        let up_home = match slot {
+            Slot::Root => 0,
+            Slot::Replica => parent.upgrade().map_or(place.home, |p| p.home),
+            _ => place.home,
         };
         // A placement `@ n` is no instance of its own: it sets the home of its operand.
         let (node, at) = net.unplaced(node);
@@ -419,6 +423,7 @@ impl Inst {
                     inits.push(InitCall {
                         leaf: branches[i].leftmost_leaf(),
                         ctx: Some(frame.clone()),
+                        comp_home: inst.home,
                     });
                 }
                 if frame.count() == 0 {
@@ -443,6 +448,7 @@ impl Inst {
                     inits.push(InitCall {
                         leaf: branches[i].leftmost_leaf(),
                         ctx: Some(frame.clone()),
+                        comp_home: inst.home,
                     });
                 }
             }

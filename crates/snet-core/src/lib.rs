@@ -41,4 +41,4 @@ pub use seq::SeqEngine;
 pub use smallvec::smallvec as args;
 pub use tagexpr::{BinOp, EvalError, Mismatch, TagExpr, TagValue, UnOp};
 pub use value::{CType, Value};
-pub use walk::{Arrival, Dist};
+pub use walk::{Arrival, ArrivalKind, Dist, RemoteCtx};

@@ -55,23 +55,24 @@ impl Engine for SeqEngine {
                 st.run_job(job)?;
             }
             // The source is asked only when the queue is empty: the engine is idle.
-            let (pos, rec) = match input.next_incoming(&|| true)? {
+            let (pos, tok) = match input.next_incoming(&|| true)? {
                 None => break,
                 Some(Incoming::Record(rec)) => {
                     w.counters.input();
-                    (Pos::Enter(root.clone()), rec)
+                    (Pos::Enter(root.clone()), Token::new(rec))
                 }
                 Some(Incoming::Arrival(a)) => {
-                    let pos = w.arrival(&root, &a, &mut |s| st.on_step(s))?;
-                    match a.rec {
-                        Some(rec) => (pos, rec),
-                        // Only the instance was wanted (its initialisers are queued).
+                    let r = w.arrival(&root, a, &mut |s| st.on_step(s));
+                    st.check()?;
+                    match r? {
+                        Some(x) => x,
+                        // Instance creation, an initialiser call (queued), a repayment.
                         None => continue,
                     }
                 }
             };
             st.burst = 0;
-            let r = w.walk(pos, Token::new(rec), &mut |s| st.on_step(s));
+            let r = w.walk(pos, tok, &mut |s| st.on_step(s));
             // A box a relief ran failed first.
             st.check()?;
             r?;

@@ -70,39 +70,92 @@ pub struct Walker<'a> {
     root_place: Place,
     /// Instances named by records that arrived from other nodes, by path.
     resolved: std::sync::Mutex<std::collections::HashMap<Vec<PathStep>, std::sync::Weak<Inst>>>,
+    /// Frames lent to other nodes and proxies of theirs.
+    loans: std::sync::Mutex<Loans>,
 }
 
 /// What the semantics core needs from the distribution layer of a distributed run
-/// (spec §16): this node's number, and a way to send a record on to another node. A
-/// record whose walk reaches an instance homed elsewhere leaves the walk there (a
-/// "hop") and continues on the instance's home node, which finds the instance by its
+/// (spec §16): this node's number, and a way to send things to another node. A record
+/// whose walk reaches an instance homed elsewhere leaves the walk there (a "hop") and
+/// continues on the instance's home node, which finds the instance by its
 /// [`PathStep`] path (creating it, and what lies above it, if it is not there yet).
 pub trait Dist: Send + Sync {
     /// This node's number.
     fn me(&self) -> u32;
     /// Nodes in the run.
     fn nodes(&self) -> u32;
-    /// Sends `rec` to node `to`, where it continues its walk entering (`leave` false)
-    /// or leaving (`leave` true) the instance at `path`.
-    fn hop(&self, to: u32, path: Vec<PathStep>, leave: bool, rec: Record) -> Result<(), RunError>;
-    /// Asks node `to` to create the instance at `path` if it has not (an initialiser
-    /// homed there belongs to a composition just created here, spec §7.4).
-    fn touch(&self, to: u32, path: Vec<PathStep>) -> Result<(), RunError>;
+    /// Sends `a` to node `to` (FIFO per pair of nodes).
+    fn send(&self, to: u32, a: Arrival) -> Result<(), RunError>;
     /// The engine just became idle (its last queued or running work ended): a reader
     /// blocked in the node's source looks again at the termination protocol (no
     /// timeouts: spec §16.5).
     fn became_idle(&self);
 }
 
-/// A record arriving from another node: where it continues (see [`Dist`]).
+/// The causal context a record carries to another node (inside deterministic
+/// combinators, spec §7.14 across nodes): the real frame (node and loan number there)
+/// and the loan the record's unit is part of (see `det::Proxy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RemoteCtx {
+    /// The real frame's node and its loan number there.
+    pub real: (u32, u64),
+    /// The lender: node and loan number.
+    pub lender: (u32, u64),
+}
+
+/// What arrives from another node.
+#[derive(Debug)]
+pub enum ArrivalKind {
+    /// A record continuing its walk.
+    Record(Record),
+    /// Create the instance (an initialiser homed here belongs to a composition
+    /// created there, spec §7.4).
+    Touch,
+    /// Invoke the initialiser box at the path.
+    Init,
+    /// Units of loan `loan` (of this node) repaid.
+    Repay {
+        /// The loan.
+        loan: u64,
+        /// Units repaid.
+        units: u64,
+    },
+}
+
+/// Something arriving from another node, and where it continues (see [`Dist`]).
 #[derive(Debug)]
 pub struct Arrival {
     /// The instance's path.
     pub path: Vec<PathStep>,
     /// Continue leaving (true) or entering (false) the instance.
     pub leave: bool,
-    /// The record (`None`: only create the instance, see [`Dist::touch`]).
-    pub rec: Option<Record>,
+    /// What arrived.
+    pub what: ArrivalKind,
+    /// The causal context of a record or initialiser call inside deterministic
+    /// combinators.
+    pub ctx: Option<RemoteCtx>,
+}
+
+impl std::fmt::Debug for Loans {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Loans")
+            .field("open", &self.out.len())
+            .field("proxies", &self.proxies.len())
+            .finish()
+    }
+}
+
+/// Frames of this node lent to others (see `det::Proxy`), and proxies of others'.
+#[derive(Default)]
+struct Loans {
+    /// Loan number → the frame (or proxy) lent and the units outstanding.
+    out: std::collections::HashMap<u64, (Arc<crate::det::Frame>, u64)>,
+    /// Frame address → its open loan (the frame is held in `out`, so the address is
+    /// not reused while the entry exists).
+    by_frame: std::collections::HashMap<usize, u64>,
+    next: u64,
+    /// Proxies here, by lender.
+    proxies: std::collections::HashMap<(u32, u64), std::sync::Weak<crate::det::Frame>>,
 }
 
 impl std::fmt::Debug for Walker<'_> {
@@ -140,6 +193,7 @@ impl<'a> Walker<'a> {
             me: 0,
             root_place: Place::SINGLE,
             resolved: Default::default(),
+            loans: Default::default(),
         })
     }
 
@@ -182,67 +236,275 @@ impl<'a> Walker<'a> {
     #[cold]
     fn hop(&self, to: u32, inst: &Arc<Inst>, leave: bool, tok: Token) -> Result<(), RunError> {
         let Some(d) = &self.dist else {
-            return Err(self.err(
-                &inst.clone(),
-                &tok.rec,
-                "internal error: a hop without distribution",
-            ));
+            return Err(self.err(inst, &tok.rec, "internal error: a hop without distribution"));
         };
-        if tok.ctx.is_some() {
-            return Err(self.err(
-                inst,
-                &tok.rec,
-                "a record inside a deterministic combinator cannot move to another node (not supported yet)",
-            ));
-        }
         let Some(path) = inst.path() else {
             return Err(self.err(inst, &tok.rec, "internal error: the instance left the tree"));
         };
+        let ctx = tok.ctx.as_ref().map(|f| self.lend(f));
         self.counters.sent_away();
-        d.hop(to, path, leave, tok.rec)
+        d.send(
+            to,
+            Arrival {
+                path,
+                leave,
+                what: ArrivalKind::Record(tok.rec),
+                ctx,
+            },
+        )
     }
 
-    /// Delivers an initialiser call: here if its box is homed here, else the home is
-    /// asked to create the composition (and fire it there).
-    fn init_step(&self, i: InitCall, sink: &mut dyn FnMut(Step)) -> Result<(), RunError> {
-        if i.leaf.home == self.me {
-            sink(Step::Init(i));
-            return Ok(());
+    /// Lends frame `f` (real or a proxy) for one record leaving this node: the first
+    /// open loan of a frame keeps the record's unit in the frame for the loan; a
+    /// further one gives the record's unit back (the loan's unit holds the frame).
+    fn lend(&self, f: &Arc<crate::det::Frame>) -> RemoteCtx {
+        let mut l = lock(&self.loans);
+        let key = Arc::as_ptr(f) as usize;
+        let (id, release) = match l.by_frame.get(&key).copied() {
+            Some(id) => {
+                if let Some(e) = l.out.get_mut(&id) {
+                    e.1 += 1;
+                }
+                (id, true)
+            }
+            None => {
+                let id = l.next;
+                l.next += 1;
+                l.out.insert(id, (f.clone(), 1));
+                l.by_frame.insert(key, id);
+                (id, false)
+            }
+        };
+        drop(l);
+        if release {
+            // Cannot complete the frame: the loan's unit holds it.
+            let mut released = Released::new();
+            ctx_release(&Some(f.clone()), &mut released);
         }
-        if let (Some(d), Some(path)) = (&self.dist, i.leaf.path()) {
-            d.touch(i.leaf.home, path)?;
+        let real = match &f.proxy {
+            Some(p) => p.real,
+            None => (self.me, id),
+        };
+        RemoteCtx {
+            real,
+            lender: (self.me, id),
+        }
+    }
+
+    /// The context of something that arrived with `rc`: the real frame if it is this
+    /// node's (its lender is repaid at once: the frame covers the record now), else a
+    /// proxy owing the lender.
+    fn adopt(
+        &self,
+        rc: RemoteCtx,
+        sink: &mut dyn FnMut(Step),
+    ) -> Result<crate::det::Ctx, RunError> {
+        if rc.real.0 == self.me {
+            let f = lock(&self.loans).out.get(&rc.real.1).map(|e| e.0.clone());
+            let Some(f) = f else {
+                return Err(RunError::new(
+                    "distributed run",
+                    None,
+                    format!(
+                        "a record arrived for frame {} of this node, which is not lent",
+                        rc.real.1
+                    ),
+                ));
+            };
+            ctx_add(&Some(f.clone()), 1);
+            self.repay(rc.lender, 1, sink)?;
+            return Ok(Some(f));
+        }
+        let mut l = lock(&self.loans);
+        if let Some(p) = l.proxies.get(&rc.lender).and_then(std::sync::Weak::upgrade) {
+            if p.try_add() {
+                if let Some(px) = &p.proxy {
+                    px.owed.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+                }
+                return Ok(Some(p));
+            }
+        }
+        let d = self.dist.clone();
+        let me = self.me;
+        let p = crate::det::Frame::proxy(crate::det::Proxy {
+            real: rc.real,
+            lender: rc.lender,
+            owed: std::sync::atomic::AtomicU64::new(1),
+            repay: Arc::new(move |node, loan, units| {
+                if let Some(d) = &d {
+                    if node != me {
+                        let _ = d.send(
+                            node,
+                            Arrival {
+                                path: Vec::new(),
+                                leave: false,
+                                what: ArrivalKind::Repay { loan, units },
+                                ctx: None,
+                            },
+                        );
+                    }
+                }
+            }),
+        });
+        l.proxies.insert(rc.lender, Arc::downgrade(&p));
+        Ok(Some(p))
+    }
+
+    /// Repays `units` of loan `lender` (here or on its node).
+    fn repay(
+        &self,
+        lender: (u32, u64),
+        units: u64,
+        sink: &mut dyn FnMut(Step),
+    ) -> Result<(), RunError> {
+        if lender.0 == self.me {
+            return self.loan_returned(lender.1, units, sink);
+        }
+        match &self.dist {
+            Some(d) => d.send(
+                lender.0,
+                Arrival {
+                    path: Vec::new(),
+                    leave: false,
+                    what: ArrivalKind::Repay {
+                        loan: lender.1,
+                        units,
+                    },
+                    ctx: None,
+                },
+            ),
+            None => Ok(()),
+        }
+    }
+
+    /// `units` of loan `loan` came back: the last one gives the frame its unit back
+    /// (which may complete it and release its collector's records, walked to `sink`).
+    fn loan_returned(
+        &self,
+        loan: u64,
+        units: u64,
+        sink: &mut dyn FnMut(Step),
+    ) -> Result<(), RunError> {
+        let done = {
+            let mut l = lock(&self.loans);
+            let last = match l.out.get_mut(&loan) {
+                Some(e) => {
+                    e.1 = e.1.saturating_sub(units);
+                    e.1 == 0
+                }
+                None => false,
+            };
+            if last {
+                let (f, _) = l.out.remove(&loan).expect("present");
+                l.by_frame.remove(&(Arc::as_ptr(&f) as usize));
+                Some(f)
+            } else {
+                None
+            }
+        };
+        if let Some(f) = done {
+            let mut released = Released::new();
+            ctx_release(&Some(f), &mut released);
+            if !released.is_empty() {
+                let mut stack = WalkStack::default();
+                push_drains(&mut stack, released);
+                self.run_stack(&mut stack, sink)?;
+            }
         }
         Ok(())
     }
 
-    /// Where a record arriving from another node continues: the instance at its path
-    /// (created with what lies above it if missing), entering or leaving it. Creating
-    /// instances may fire initialisers homed here (sent to `sink`).
+    /// Delivers an initialiser call made where a composition was created: only the
+    /// composition's home fires it (elsewhere the composition is a copy to route by,
+    /// and its home is asked to create it, `touch`); the home runs it here or sends
+    /// it, with its context, to the node of its box.
+    fn init_step(
+        &self,
+        i: InitCall,
+        touch: bool,
+        sink: &mut dyn FnMut(Step),
+    ) -> Result<(), RunError> {
+        if i.comp_home == self.me && i.leaf.home == self.me {
+            sink(Step::Init(i));
+            return Ok(());
+        }
+        let (Some(d), Some(path)) = (&self.dist, i.leaf.path()) else {
+            return Ok(());
+        };
+        if i.comp_home != self.me {
+            if touch {
+                d.send(
+                    i.comp_home,
+                    Arrival {
+                        path,
+                        leave: false,
+                        what: ArrivalKind::Touch,
+                        ctx: None,
+                    },
+                )?;
+            }
+            return Ok(());
+        }
+        let ctx = i.ctx.as_ref().map(|f| self.lend(f));
+        d.send(
+            i.leaf.home,
+            Arrival {
+                path,
+                leave: false,
+                what: ArrivalKind::Init,
+                ctx,
+            },
+        )
+    }
+
+    /// What arrived from another node, taken in: a record gives where it continues and
+    /// its token; instance creations, initialiser calls and repayments are done here
+    /// (their steps go to `sink`) and give `None`.
     pub fn arrival(
         &self,
         root: &Arc<Inst>,
-        a: &Arrival,
+        a: Arrival,
         sink: &mut dyn FnMut(Step),
-    ) -> Result<Pos, RunError> {
-        let cached = crate::inst::lock(&self.resolved)
+    ) -> Result<Option<(Pos, Token)>, RunError> {
+        if let ArrivalKind::Repay { loan, units } = a.what {
+            self.loan_returned(loan, units, sink)?;
+            return Ok(None);
+        }
+        let cached = lock(&self.resolved)
             .get(&a.path)
             .and_then(std::sync::Weak::upgrade);
         let inst = match cached {
             Some(i) => i,
             None => {
                 let i = self.resolve(root, &a.path, sink)?;
-                crate::inst::lock(&self.resolved).insert(a.path.clone(), Arc::downgrade(&i));
+                lock(&self.resolved).insert(a.path.clone(), Arc::downgrade(&i));
                 i
             }
         };
-        if a.rec.is_some() {
-            self.counters.arrived();
+        let ctx = match a.ctx {
+            Some(rc) => self.adopt(rc, sink)?,
+            None => None,
+        };
+        match a.what {
+            ArrivalKind::Record(rec) => {
+                self.counters.arrived();
+                let pos = if a.leave {
+                    Pos::Leave(inst)
+                } else {
+                    Pos::Enter(inst)
+                };
+                Ok(Some((pos, Token { rec, ctx })))
+            }
+            ArrivalKind::Init => {
+                sink(Step::Init(InitCall {
+                    leaf: inst,
+                    ctx,
+                    comp_home: self.me,
+                }));
+                Ok(None)
+            }
+            ArrivalKind::Touch | ArrivalKind::Repay { .. } => Ok(None),
         }
-        Ok(if a.leave {
-            Pos::Leave(inst)
-        } else {
-            Pos::Enter(inst)
-        })
     }
 
     fn resolve(
@@ -312,10 +574,9 @@ impl<'a> Walker<'a> {
             &mut inits,
         );
         for i in inits {
-            // Every node creates the root: each fires the initialisers homed on it.
-            if i.leaf.home == self.me {
-                sink(Step::Init(i));
-            }
+            // Every node creates the root: each fires the initialisers of the
+            // compositions homed on it (no touches: every node has the root).
+            let _ = self.init_step(i, false, sink);
         }
         root
     }
@@ -527,7 +788,7 @@ impl<'a> Walker<'a> {
         for i in inits {
             // Stage initialisers homed elsewhere: only with distribution, whose errors
             // (a node gone) end the run anyway; the record goes on here.
-            let _ = self.init_step(i, sink);
+            let _ = self.init_step(i, true, sink);
         }
         cur
     }
@@ -559,7 +820,7 @@ impl<'a> Walker<'a> {
             }
         };
         for i in inits {
-            self.init_step(i, sink)?;
+            self.init_step(i, true, sink)?;
         }
         Ok(f)
     }
@@ -577,7 +838,7 @@ impl<'a> Walker<'a> {
             .get_or_init(|| self.new_stage(star, Some(s), &mut inits))
             .clone();
         for i in inits {
-            self.init_step(i, sink)?;
+            self.init_step(i, true, sink)?;
         }
         Ok(n)
     }
@@ -661,7 +922,7 @@ impl<'a> Walker<'a> {
             })
             .clone();
         for i in inits {
-            self.init_step(i, sink)?;
+            self.init_step(i, true, sink)?;
         }
         Ok(r)
     }

@@ -569,18 +569,23 @@ impl<'s, 'a> Worker<'s, 'a> {
                 sh.term.add();
                 self.depth = 0;
                 self.new_call();
-                let pos = sh.w.arrival(&sh.root, &a, &mut |st| self.on_step(st, 0));
-                match (pos, a.rec) {
-                    (Ok(pos), Some(rec)) => {
+                let r = sh.w.arrival(&sh.root, a, &mut |st| self.on_step(st, 0));
+                match r {
+                    Ok(Some((pos, tok))) => {
                         // Counted above: the walk below is this unit.
-                        return self.walk_input(src, pos, rec, true);
+                        return self.walk_input(src, pos, tok, true);
                     }
-                    (Ok(_), None) => {
+                    Ok(None) => {
+                        // Initialiser calls and released records were delivered.
+                        let next = self.continue_walk(None);
                         drop(src);
-                        sh.end_unit();
+                        match next {
+                            Some(leaf) => self.run_unit(leaf),
+                            None => sh.end_unit(),
+                        }
                         return true;
                     }
-                    (Err(e), _) => {
+                    Err(e) => {
                         drop(src);
                         sh.fail(e);
                         sh.end_unit();
@@ -602,7 +607,7 @@ impl<'s, 'a> Worker<'s, 'a> {
                 return true;
             }
         };
-        self.walk_input(src, pos, rec, false)
+        self.walk_input(src, pos, Token::new(rec), false)
     }
 
     /// Walks one record that came in through the input (from `pos`, the root for a
@@ -612,7 +617,7 @@ impl<'s, 'a> Worker<'s, 'a> {
         &mut self,
         src: std::sync::MutexGuard<'_, &mut dyn snet_core::RecordSource>,
         pos: Pos,
-        rec: snet_core::Record,
+        tok: Token,
         counted: bool,
     ) -> bool {
         let sh = self.sh;
@@ -621,8 +626,7 @@ impl<'s, 'a> Worker<'s, 'a> {
             self.depth = 0;
             self.new_call();
         }
-        let r =
-            sh.w.walk(pos, Token::new(rec), &mut |st| self.on_step(st, 0));
+        let r = sh.w.walk(pos, tok, &mut |st| self.on_step(st, 0));
         if let Err(e) = r {
             self.held_leaf = None;
             self.held_tok = None;

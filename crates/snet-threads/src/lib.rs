@@ -225,7 +225,7 @@ fn dispatch(env: &Env<'_, '_>, step: Step, writer: Writer) {
             }
         }
         Step::Box(leaf, tok) => send(env, leaf, Job::new(Some(tok.rec), tok.ctx), writer),
-        Step::Init(InitCall { leaf, ctx }) => send(env, leaf, Job::new(None, ctx), writer),
+        Step::Init(InitCall { leaf, ctx, .. }) => send(env, leaf, Job::new(None, ctx), writer),
         Step::Flush => {}
     }
 }

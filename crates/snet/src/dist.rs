@@ -34,7 +34,7 @@
 pub mod transport;
 
 use snet_core::walk::Arrival;
-use snet_core::{Dist, Incoming, PathStep, Record, RecordSource, RunError};
+use snet_core::{Dist, Incoming, Record, RecordSource, RunError};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
@@ -184,29 +184,10 @@ impl Dist for Node {
         self.nodes
     }
 
-    fn hop(&self, to: u32, path: Vec<PathStep>, leave: bool, rec: Record) -> Result<(), RunError> {
+    fn send(&self, to: u32, a: Arrival) -> Result<(), RunError> {
         // Counted before it can arrive (the termination waves compare the totals).
         self.sent.fetch_add(1, Ordering::SeqCst);
-        self.send(
-            to,
-            Msg::Hop(Arrival {
-                path,
-                leave,
-                rec: Some(rec),
-            }),
-        )
-    }
-
-    fn touch(&self, to: u32, path: Vec<PathStep>) -> Result<(), RunError> {
-        self.sent.fetch_add(1, Ordering::SeqCst);
-        self.send(
-            to,
-            Msg::Hop(Arrival {
-                path,
-                leave: false,
-                rec: None,
-            }),
-        )
+        Node::send(self, to, Msg::Hop(a))
     }
 
     fn became_idle(&self) {
@@ -449,6 +430,27 @@ impl snet_core::RecordSink for NoOutput {
     }
 }
 
+/// Runs one node's engine; a failure, a panic included, is told to every other node
+/// (spec §16.6: no node may wait for a node that has ended).
+pub(crate) fn guarded(node: &Node, run: impl FnOnce() -> NodeResult) -> NodeResult {
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).unwrap_or_else(|p| {
+        let msg = p
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| p.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".into());
+        Err(RunError::new(
+            format!("node {}", node.me),
+            None,
+            format!("internal error (panic): {msg}"),
+        ))
+    });
+    if let Err(err) = &r {
+        node.broadcast_fault(&err.to_string());
+    }
+    r
+}
+
 /// The result of one node of a distributed run.
 pub type NodeResult = Result<snet_core::RunStats, RunError>;
 
@@ -489,11 +491,9 @@ pub fn run_local(
                         let e = engine();
                         let mut opts = snet_core::RunOptions::new(workers);
                         opts.dist = Some(node.clone());
-                        let r = e.run(net, boxes, &mut src, &mut NoOutput(me), &opts);
-                        if let Err(err) = &r {
-                            node.broadcast_fault(&err.to_string());
-                        }
-                        r
+                        guarded(&node, || {
+                            e.run(net, boxes, &mut src, &mut NoOutput(me), &opts)
+                        })
                     }),
             );
         }
@@ -505,11 +505,7 @@ pub fn run_local(
                 let e = engine();
                 let mut opts = snet_core::RunOptions::new(workers);
                 opts.dist = Some(node.clone());
-                let r = e.run(net, &boxes[0], &mut src, output, &opts);
-                if let Err(err) = &r {
-                    node.broadcast_fault(&err.to_string());
-                }
-                r
+                guarded(&node, || e.run(net, &boxes[0], &mut src, output, &opts))
             }
             Err(e) => {
                 let err = RunError::new(

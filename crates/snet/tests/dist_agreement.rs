@@ -4,9 +4,7 @@
 //! and in the same order for the examples marked deterministic.
 //!
 //! Placements are injected into the compiled `Net` (an `At` node per wrapped
-//! sub-network), everywhere except inside the operands of deterministic combinators
-//! and of choices with initialiser branches, which a distributed run refuses (decision
-//! 35 in docs/decisions.md).
+//! sub-network) anywhere, deterministic combinators and initialisers included.
 
 mod common;
 
@@ -53,8 +51,7 @@ impl Rng {
     }
 }
 
-/// Nodes reachable from the root outside every operand a distributed run refuses to
-/// place into.
+/// Nodes reachable from the root.
 fn placeable(net: &Net) -> Vec<NodeId> {
     let mut out = Vec::new();
     let mut todo = vec![net.root];
@@ -66,18 +63,8 @@ fn placeable(net: &Net) -> Vec<NodeId> {
         out.push(id);
         match &net.node(id).kind {
             NodeKind::Serial(a, b) => todo.extend([*a, *b]),
-            NodeKind::Parallel {
-                branches, routes, det, ..
-            } => {
-                if !*det && !routes.iter().any(Vec::is_empty) {
-                    todo.extend(branches);
-                }
-            }
-            NodeKind::Star { body, det, .. } | NodeKind::Split { body, det, .. } => {
-                if !*det {
-                    todo.push(*body);
-                }
-            }
+            NodeKind::Parallel { branches, .. } => todo.extend(branches),
+            NodeKind::Star { body, .. } | NodeKind::Split { body, .. } => todo.push(*body),
             NodeKind::Feedback { body, .. } | NodeKind::At { body, .. } => todo.push(*body),
             _ => {}
         }
@@ -118,6 +105,7 @@ fn examples_with_random_placements_agree_with_one_process() {
     assert!(examples.len() >= 10);
     let mut runs = 0;
     let mut hops = 0u64;
+    let mut skipped = 0;
     let mut failures = Vec::new();
     for (i, ex) in examples.iter().enumerate() {
         let name = ex.dir.display().to_string();
@@ -140,26 +128,43 @@ fn examples_with_random_placements_agree_with_one_process() {
         };
         for rep in 0..3u64 {
             let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ ((i as u64) << 8) ^ rep);
-            let net = inject(prog.net(), &mut rng, 1 + rep as usize, 3);
+            // Examples with `!@` of their own have replicas 0..4.
+            let nodes = if prog.net().is_placed() { 5 } else { 3 };
+            let net = inject(prog.net(), &mut rng, 1 + rep as usize, nodes);
             for engine in [EngineKind::Seq, EngineKind::Front] {
+                if std::env::var_os("SNET_DIST_TRACE").is_some() {
+                    eprintln!("{name} {engine:?} placement {rep}");
+                }
                 let mut out = Vec::new();
                 let make = move || -> Box<dyn Engine> { engine.engine() };
                 let results = snet::dist::run_local(
                     &net,
                     &[prog.boxes().clone()],
                     &make,
-                    3,
+                    nodes,
                     Box::new(input().into_iter().fuse()),
                     &mut out,
                     2,
                 );
                 runs += 1;
                 let mut stats = Vec::new();
+                let mut refused = false;
                 for r in results {
                     match r {
                         Ok(s) => stats.push(s),
-                        Err(e) => failures.push(format!("{name} ({engine:?}, placement {rep}): {e}")),
+                        // Initialisers inside placements are refused before the first
+                        // record (decision 35): not a disagreement.
+                        Err(e) if e.to_string().contains("not yet placeable") => refused = true,
+                        // A `!@` of the example itself with more replicas than nodes.
+                        Err(e) if e.to_string().contains("names no node") => refused = true,
+                        Err(e) => {
+                            failures.push(format!("{name} ({engine:?}, placement {rep}): {e}"))
+                        }
                     }
+                }
+                if refused {
+                    skipped += 1;
+                    continue;
                 }
                 hops += stats.iter().map(|s| s.records_sent).sum::<u64>();
                 let (mut got, mut exp) = (show(&out), show(&want));
@@ -168,12 +173,22 @@ fn examples_with_random_placements_agree_with_one_process() {
                     exp.sort();
                 }
                 if got != exp {
-                    let placed: Vec<String> = net.nodes.iter().filter_map(|n| match &n.kind {
-                        NodeKind::At { body, node } => Some(format!("{} @ {node}", net.node(*body).name)),
-                        _ => None,
-                    }).collect();
+                    let placed: Vec<String> = net
+                        .nodes
+                        .iter()
+                        .filter_map(|n| match &n.kind {
+                            NodeKind::At { body, node } => {
+                                Some(format!("{} @ {node}", net.node(*body).name))
+                            }
+                            _ => None,
+                        })
+                        .collect();
                     if std::env::var_os("SNET_DIST_ONLY").is_some() {
-                        eprintln!("placed: {placed:?}\ngot:\n{}\nwant:\n{}", got.join("\n"), exp.join("\n"));
+                        eprintln!(
+                            "placed: {placed:?}\ngot:\n{}\nwant:\n{}",
+                            got.join("\n"),
+                            exp.join("\n")
+                        );
                     }
                     failures.push(format!(
                         "{name} ({engine:?}, placement {rep}): {} records, one process gives {}",
@@ -184,8 +199,8 @@ fn examples_with_random_placements_agree_with_one_process() {
             }
         }
     }
-    eprintln!("{runs} distributed runs, {hops} records moved between nodes");
-    assert!(runs >= 100, "only {runs} runs");
+    eprintln!("{runs} distributed runs ({skipped} refused: initialisers placed), {hops} records moved between nodes");
+    assert!(runs - skipped >= 100, "only {} runs", runs - skipped);
     assert!(hops > 0, "no placement moved a record");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

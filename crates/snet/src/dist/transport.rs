@@ -4,7 +4,7 @@
 //! bit for bit).
 
 use super::{Link, Msg, Node, NodeResult, NodeSource};
-use snet_core::walk::Arrival;
+use snet_core::walk::{Arrival, ArrivalKind, RemoteCtx};
 use snet_core::{PathStep, RecordSource, RunError};
 use snet_dist::transport::Transport;
 use snet_dist::wire::{self, PeerDecoder, PeerEncoder, WireError};
@@ -104,12 +104,28 @@ impl Link for TransportLink {
                 wire::put_u8(&mut out, HOP);
                 put_path(&mut out, &a.path);
                 wire::put_u8(&mut out, u8::from(a.leave));
-                match &a.rec {
-                    Some(r) => {
+                match a.ctx {
+                    Some(c) => {
                         wire::put_u8(&mut out, 1);
-                        enc.encode_record(r, &mut out).map_err(|e| e.to_string())?;
+                        wire::put_u32(&mut out, c.real.0);
+                        wire::put_u64(&mut out, c.real.1);
+                        wire::put_u32(&mut out, c.lender.0);
+                        wire::put_u64(&mut out, c.lender.1);
                     }
                     None => wire::put_u8(&mut out, 0),
+                }
+                match &a.what {
+                    ArrivalKind::Record(r) => {
+                        wire::put_u8(&mut out, 0);
+                        enc.encode_record(r, &mut out).map_err(|e| e.to_string())?;
+                    }
+                    ArrivalKind::Touch => wire::put_u8(&mut out, 1),
+                    ArrivalKind::Init => wire::put_u8(&mut out, 2),
+                    ArrivalKind::Repay { loan, units } => {
+                        wire::put_u8(&mut out, 3);
+                        wire::put_u64(&mut out, *loan);
+                        wire::put_u64(&mut out, *units);
+                    }
                 }
             }
             Msg::Probe(w) => {
@@ -151,11 +167,33 @@ fn decode(dec: &mut PeerDecoder, mut input: &[u8]) -> Result<Msg, WireError> {
         HOP => {
             let path = get_path(input)?;
             let leave = wire::get_u8(input)? != 0;
-            let rec = match wire::get_u8(input)? {
+            let ctx = match wire::get_u8(input)? {
                 0 => None,
-                _ => Some(dec.decode_record(input)?),
+                _ => Some(RemoteCtx {
+                    real: (wire::get_u32(input)?, wire::get_u64(input)?),
+                    lender: (wire::get_u32(input)?, wire::get_u64(input)?),
+                }),
             };
-            Msg::Hop(Arrival { path, leave, rec })
+            let what = match wire::get_u8(input)? {
+                0 => ArrivalKind::Record(dec.decode_record(input)?),
+                1 => ArrivalKind::Touch,
+                2 => ArrivalKind::Init,
+                3 => ArrivalKind::Repay {
+                    loan: wire::get_u64(input)?,
+                    units: wire::get_u64(input)?,
+                },
+                _ => {
+                    return Err(WireError::Overflow {
+                        what: "arrival kind",
+                    })
+                }
+            };
+            Msg::Hop(Arrival {
+                path,
+                leave,
+                what,
+                ctx,
+            })
         }
         PROBE => Msg::Probe(wire::get_u64(input)?),
         REPORT => Msg::Report {
@@ -271,9 +309,5 @@ pub fn run_node(
     }
     let mut opts = snet_core::RunOptions::new(workers);
     opts.dist = Some(node.clone());
-    let r = engine.run(net, boxes, &mut src, output, &opts);
-    if let Err(e) = &r {
-        node.broadcast_fault(&e.to_string());
-    }
-    r
+    super::guarded(&node, || engine.run(net, boxes, &mut src, output, &opts))
 }
