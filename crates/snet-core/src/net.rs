@@ -143,6 +143,9 @@ pub enum NodeKind {
         /// Deterministic variant `!!`.
         det: bool,
     },
+    /// An observer (spec §13.1): passes every record on unchanged after reporting it.
+    /// Lowering puts it in front of or behind an observed box or net.
+    Observe(Arc<crate::observe::ObserverSpec>),
     /// Feedback `A \ P`.
     Feedback {
         /// The operand.

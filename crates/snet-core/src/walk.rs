@@ -63,6 +63,8 @@ pub struct Walker<'a> {
     pub insts: InstCounter,
     /// Run counters.
     pub counters: Counters,
+    /// The run's observers (spec §13.1); empty for a program without any.
+    observers: crate::observe::Observers,
 }
 
 impl std::fmt::Debug for Walker<'_> {
@@ -96,6 +98,7 @@ impl<'a> Walker<'a> {
             fns,
             insts: InstCounter::default(),
             counters: Counters::default(),
+            observers: crate::observe::Observers::open(net),
         })
     }
 
@@ -242,7 +245,7 @@ impl<'a> Walker<'a> {
     /// serial composition of those.
     fn passes_unchanged(&self, node: NodeId, rec: &Record) -> bool {
         match &self.net.node(node).kind {
-            NodeKind::Identity => true,
+            NodeKind::Identity | NodeKind::Observe(_) => true,
             NodeKind::Sync(ps) => matches!(pattern::matches_any(rec, ps), Ok(false)),
             NodeKind::Serial(a, b) => {
                 self.passes_unchanged(*a, rec) && self.passes_unchanged(*b, rec)
@@ -385,6 +388,12 @@ impl<'a> Walker<'a> {
                         return Ok(());
                     }
                     InstKind::Identity => pos = Pos::Leave(inst),
+                    InstKind::Observe => {
+                        if let NodeKind::Observe(spec) = &self.net.node(inst.node).kind {
+                            self.observers.report(spec, &tok.rec);
+                        }
+                        pos = Pos::Leave(inst);
+                    }
                     InstKind::Filter => {
                         let NodeKind::Filter(f) = &self.net.node(inst.node).kind else {
                             unreachable!("filter instance of a non-filter node")

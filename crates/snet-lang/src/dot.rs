@@ -165,6 +165,15 @@ impl Dot<'_> {
                 ));
                 (v.clone(), v)
             }
+            NodeKind::Observe(o) => {
+                let v = self.fresh("obs");
+                let label = format!("observer {} ({}, {})", o.oid, o.side.name(), o.target);
+                self.line(&format!(
+                    "{v} [shape=note, fontsize=9, label={}];",
+                    quote(&label)
+                ));
+                (v.clone(), v)
+            }
             NodeKind::Identity => {
                 let v = self.fresh("id");
                 self.line(&format!("{v} [shape=plaintext, label=\"[]\"];"));
