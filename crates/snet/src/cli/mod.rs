@@ -5,7 +5,10 @@ pub(crate) mod check;
 pub(crate) mod graph;
 pub(crate) mod output;
 pub(crate) mod prefetch;
+pub(crate) mod profile;
+pub(crate) mod progress;
 pub(crate) mod run;
+pub(crate) mod svg;
 pub(crate) mod trace;
 
 use std::process::ExitCode;
