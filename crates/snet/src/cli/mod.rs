@@ -3,6 +3,7 @@
 pub(crate) mod bench;
 pub(crate) mod check;
 pub(crate) mod graph;
+pub(crate) mod observe;
 pub(crate) mod output;
 pub(crate) mod prefetch;
 pub(crate) mod profile;
