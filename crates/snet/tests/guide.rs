@@ -75,7 +75,10 @@ fn every_shell_command_of_the_guide_runs_as_written() {
         .filter(|p| p.extension().is_some_and(|e| e == "md"))
         .collect();
     files.sort();
-    let bin = Path::new(env!("CARGO_BIN_EXE_snet")).parent().unwrap().to_owned();
+    let bin = Path::new(env!("CARGO_BIN_EXE_snet"))
+        .parent()
+        .unwrap()
+        .to_owned();
     let path = format!(
         "{}:{}",
         bin.display(),

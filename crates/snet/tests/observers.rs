@@ -195,7 +195,7 @@ fn an_interactive_socket_observer_waits_for_each_acknowledgement() {
                     // Sometimes with the optional prolog, once in two writes.
                     write!(w, "<?xml version=\"1.0\"?>\n<observer ").unwrap();
                     w.flush().unwrap();
-                    write!(w, "oid=\"{oid}\"/>\n").unwrap();
+                    writeln!(w, "oid=\"{oid}\"/>").unwrap();
                 }
                 line.clear();
             }
