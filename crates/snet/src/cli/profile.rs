@@ -236,7 +236,7 @@ mod tests {
             },
         ];
         let h = heat(&rows);
-        assert_eq!(h.boxes["hot"].fill, "#ff4c4c");
+        assert_eq!(h.boxes["hot"].fill, "#ff4b4b");
         assert_eq!(h.boxes["cold"].fill, "#ffebeb");
         assert_eq!(h.boxes["hot"].width_out, 8);
         assert_eq!(h.boxes["cold"].width_in, 2);
