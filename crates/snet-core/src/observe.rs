@@ -166,7 +166,11 @@ impl Observers {
         Observers { sinks }
     }
 
-    /// Reports `rec` passing observer `spec` (protocol steps 3-5).
+    /// Reports `rec` passing observer `spec` (protocol steps 3-5). Never inlined (and
+    /// cold): formatting and writing a report dwarf a call, and inlined into the walk it
+    /// made the walk of programs without observers larger and slower.
+    #[cold]
+    #[inline(never)]
     pub fn report(&self, spec: &ObserverSpec, rec: &Record) {
         let Some(Some(sink)) = self.sinks.get(spec.oid as usize) else {
             return;
