@@ -47,6 +47,8 @@ pub(crate) enum InstKind {
     Box(usize, crate::engine_slot::EngineSlot),
     Filter,
     Identity,
+    /// An observer: reports each record, passes it on.
+    Observe,
     Sync(Mutex<SyncCell>),
     Serial(Arc<Inst>, Arc<Inst>),
     Parallel {
@@ -181,7 +183,11 @@ impl Inst {
                     .into_values(),
             ),
             InstKind::Feedback(body) => out.push(body),
-            InstKind::Box(..) | InstKind::Filter | InstKind::Identity | InstKind::Sync(_) => {}
+            InstKind::Box(..)
+            | InstKind::Filter
+            | InstKind::Identity
+            | InstKind::Observe
+            | InstKind::Sync(_) => {}
         }
     }
 }
@@ -295,6 +301,7 @@ impl Inst {
                 NodeKind::Box(i) => InstKind::Box(*i, Default::default()),
                 NodeKind::Filter(_) => InstKind::Filter,
                 NodeKind::Identity => InstKind::Identity,
+                NodeKind::Observe(_) => InstKind::Observe,
                 NodeKind::Sync(ps) => InstKind::Sync(Mutex::new(SyncCell::new(ps.len()))),
                 NodeKind::Serial(a, b) => InstKind::Serial(
                     Inst::create(
@@ -658,7 +665,7 @@ impl Inst {
                 InstKind::Split { replicas, .. } => {
                     stack.extend(lock(&**replicas).values().cloned())
                 }
-                InstKind::Box(..) | InstKind::Filter | InstKind::Identity => {}
+                InstKind::Box(..) | InstKind::Filter | InstKind::Identity | InstKind::Observe => {}
             }
         }
         n

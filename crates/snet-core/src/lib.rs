@@ -19,6 +19,7 @@ pub mod filter;
 pub mod inst;
 pub mod label;
 pub mod net;
+pub mod observe;
 pub mod pattern;
 mod place_check;
 pub mod record;

@@ -153,6 +153,9 @@ pub enum NodeKind {
         /// The node (process) it runs on.
         node: u32,
     },
+    /// An observer (spec §13.1): passes every record on unchanged after reporting it.
+    /// Lowering puts it in front of or behind an observed box or net.
+    Observe(Arc<crate::observe::ObserverSpec>),
     /// Feedback `A \ P`.
     Feedback {
         /// The operand.

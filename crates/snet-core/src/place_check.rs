@@ -45,7 +45,8 @@ pub(crate) fn check(net: &Net) -> Result<(), RunError> {
             NodeKind::Star { body, .. }
             | NodeKind::Split { body, .. }
             | NodeKind::Feedback { body, .. } => todo.push((*body, placed)),
-            NodeKind::Identity | NodeKind::Filter(_) | NodeKind::Sync(_) => {}
+            NodeKind::Identity | NodeKind::Filter(_) | NodeKind::Sync(_) | NodeKind::Observe(_) => {
+            }
         }
     }
     Ok(())

@@ -72,6 +72,8 @@ pub struct Walker<'a> {
     resolved: std::sync::Mutex<std::collections::HashMap<Vec<PathStep>, std::sync::Weak<Inst>>>,
     /// Frames lent to other nodes and proxies of theirs.
     loans: std::sync::Mutex<Loans>,
+    /// The run's observers (spec §13.1); empty for a program without any.
+    observers: crate::observe::Observers,
 }
 
 /// What the semantics core needs from the distribution layer of a distributed run
@@ -194,6 +196,7 @@ impl<'a> Walker<'a> {
             root_place: Place::SINGLE,
             resolved: Default::default(),
             loans: Default::default(),
+            observers: crate::observe::Observers::open(net),
         })
     }
 
@@ -696,7 +699,7 @@ impl<'a> Walker<'a> {
     /// serial composition of those.
     fn passes_unchanged(&self, node: NodeId, rec: &Record) -> bool {
         match &self.net.node(self.net.unplaced(node).0).kind {
-            NodeKind::Identity => true,
+            NodeKind::Identity | NodeKind::Observe(_) => true,
             NodeKind::Sync(ps) => matches!(pattern::matches_any(rec, ps), Ok(false)),
             NodeKind::Serial(a, b) => {
                 self.passes_unchanged(*a, rec) && self.passes_unchanged(*b, rec)
@@ -991,6 +994,12 @@ impl<'a> Walker<'a> {
                         return Ok(());
                     }
                     InstKind::Identity => pos = Pos::Leave(inst),
+                    InstKind::Observe => {
+                        if let NodeKind::Observe(spec) = &self.net.node(inst.node).kind {
+                            self.observers.report(spec, &tok.rec);
+                        }
+                        pos = Pos::Leave(inst);
+                    }
                     InstKind::Filter => {
                         let NodeKind::Filter(f) = &self.net.node(inst.node).kind else {
                             unreachable!("filter instance of a non-filter node")

@@ -9,15 +9,39 @@
 use crate::sema::infer::{show_families, show_type, show_variant};
 use crate::sema::lower::NodeTypes;
 use snet_core::net::{GuardedPattern, Net, NodeId, NodeKind, OutItem};
+use std::collections::HashMap;
 use std::fmt::Write as _;
 
-pub(crate) fn render(net: &Net, types: &[NodeTypes]) -> String {
+/// Figures of one box to draw on the graph (`snet graph --profile`).
+#[derive(Debug, Clone, Default)]
+pub struct BoxHeat {
+    /// A second label line (the numbers).
+    pub label: String,
+    /// Fill colour, `#rrggbb`.
+    pub fill: String,
+    /// Width of the edges into the box (records in), 1 and up.
+    pub width_in: u32,
+    /// Width of the edges out of the box (records out), 1 and up.
+    pub width_out: u32,
+}
+
+/// Run figures by box name; empty for a plain graph.
+#[derive(Debug, Clone, Default)]
+pub struct DotHeat {
+    /// Figures by box name.
+    pub boxes: HashMap<String, BoxHeat>,
+}
+
+pub(crate) fn render(net: &Net, types: &[NodeTypes], heat: &DotHeat) -> String {
     let mut d = Dot {
         net,
         types,
         out: String::new(),
         next: 0,
         indent: 1,
+        heat,
+        width_in: HashMap::new(),
+        width_out: HashMap::new(),
     };
     let _ = writeln!(d.out, "digraph {} {{", quote(&net.entry));
     d.line("rankdir=LR;");
@@ -41,6 +65,10 @@ struct Dot<'a> {
     out: String,
     next: usize,
     indent: usize,
+    heat: &'a DotHeat,
+    /// Edge widths into / out of DOT nodes (boxes with figures).
+    width_in: HashMap<String, u32>,
+    width_out: HashMap<String, u32>,
 }
 
 fn quote(s: &str) -> String {
@@ -87,7 +115,16 @@ impl Dot<'_> {
 
     fn edge(&mut self, from: &str, to: &str, label: &str, extra: &str) {
         let label = if label.is_empty() { "{}" } else { label };
-        self.line(&format!("{from} -> {to} [label={}{extra}];", quote(label)));
+        let w = self
+            .width_out
+            .get(from)
+            .copied()
+            .max(self.width_in.get(to).copied());
+        let width = w.map_or(String::new(), |w| format!(", penwidth={w}"));
+        self.line(&format!(
+            "{from} -> {to} [label={}{extra}{width}];",
+            quote(label)
+        ));
     }
 
     fn out_types(&self, id: NodeId) -> String {
@@ -157,11 +194,28 @@ impl Dot<'_> {
                     .map(|o| format!("({})", show(o)))
                     .collect();
                 let v = self.fresh("box");
-                let label = format!("{}\n{} -> {}", sig.name, input, outs.join(" | "));
+                let mut label = format!("{}\n{} -> {}", sig.name, input, outs.join(" | "));
+                let mut fill = "#dde8f7";
+                if let Some(h) = self.heat.boxes.get(&sig.name) {
+                    label.push('\n');
+                    label.push_str(&h.label);
+                    fill = &h.fill;
+                    self.width_in.insert(v.clone(), h.width_in.max(1));
+                    self.width_out.insert(v.clone(), h.width_out.max(1));
+                }
                 self.line(&format!(
-                    "{v} [shape=box, style=filled, fillcolor=\"#dde8f7\", label={}, tooltip={}];",
+                    "{v} [shape=box, style=filled, fillcolor=\"{fill}\", label={}, tooltip={}];",
                     quote(&label),
                     quote(&n.loc)
+                ));
+                (v.clone(), v)
+            }
+            NodeKind::Observe(o) => {
+                let v = self.fresh("obs");
+                let label = format!("observer {} ({}, {})", o.oid, o.side.name(), o.target);
+                self.line(&format!(
+                    "{v} [shape=note, fontsize=9, label={}];",
+                    quote(&label)
                 ));
                 (v.clone(), v)
             }

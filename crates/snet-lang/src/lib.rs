@@ -68,6 +68,7 @@ mod sema;
 pub mod span;
 
 pub use diag::{Diagnostic, Diagnostics, Severity};
+pub use dot::{BoxHeat, DotHeat};
 pub use parser::{parse, MAX_NESTING};
 pub use sema::SUPPORTED_INTERFACES;
 
@@ -98,7 +99,18 @@ impl Compiled {
     /// Graphviz DOT of the static network: boxes, filters and synchrocells as nodes,
     /// combinators as labelled clusters, edges labelled with record types.
     pub fn to_dot(&self) -> String {
-        dot::render(&self.net, &sema::lower::node_types(&self.ir, &self.ir_of))
+        self.to_dot_with(&DotHeat::default())
+    }
+
+    /// [`Compiled::to_dot`] with run figures drawn on it (`snet graph --profile`): each
+    /// box of `heat.boxes` gets its fill colour and a second label line, and edges into
+    /// and out of it their widths.
+    pub fn to_dot_with(&self, heat: &DotHeat) -> String {
+        dot::render(
+            &self.net,
+            &sema::lower::node_types(&self.ir, &self.ir_of),
+            heat,
+        )
     }
 
     /// `net NAME (SIGNATURE)`, the line `snet check` prints.

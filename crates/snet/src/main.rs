@@ -1,4 +1,4 @@
-//! `snet` command-line interface: `check`, `graph`, `run`, `trace`, `bench`.
+//! `snet` command-line interface: `check`, `graph`, `run`, `trace`, `observe`, `bench`.
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -37,12 +37,16 @@ struct Cli {
 enum Command {
     /// Type-check a program and print the entry network's inferred signature.
     Check(cli::check::CheckArgs),
-    /// Write the static network as Graphviz DOT.
+    /// Write the static network as Graphviz DOT, or as an SVG picture (`-o net.svg`),
+    /// optionally with the figures of a `snet run --profile`.
     Graph(cli::graph::GraphArgs),
     /// Run a program on records (XML by default), with C boxes from SOURCES.
     Run(Box<cli::run::RunArgs>),
     /// Summarise a trace written by `snet run --trace`: per worker and per box or task.
     Trace(cli::trace::TraceArgs),
+    /// Receive the reports of socket observers (spec §13.1) on 127.0.0.1:PORT, print
+    /// them and acknowledge them (interactive observers wait for that).
+    Observe(cli::observe::ObserveArgs),
     /// Run a benchmark of BENCHMARKS.md §1 in-process on every engine, output checked,
     /// side by side with the classic runtime's figures.
     Bench(cli::bench::BenchArgs),
@@ -79,6 +83,7 @@ fn main() -> ExitCode {
             Command::Graph(args) => cli::graph::run(args),
             Command::Run(args) => cli::run::run(*args),
             Command::Trace(args) => cli::trace::run(args),
+            Command::Observe(args) => cli::observe::run(args),
             Command::Bench(args) => cli::bench::run(args),
         });
     match work.map(|h| h.join()) {

@@ -153,7 +153,7 @@ fn examples_with_random_placements_agree_with_one_process() {
                     match r {
                         Ok(s) => stats.push(s),
                         // Initialisers inside placements are refused before the first
-                        // record (decision 35): not a disagreement.
+                        // record (decision 39): not a disagreement.
                         Err(e) if e.to_string().contains("not yet placeable") => refused = true,
                         // A `!@` of the example itself with more replicas than nodes.
                         Err(e) if e.to_string().contains("names no node") => refused = true,

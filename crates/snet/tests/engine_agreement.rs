@@ -636,3 +636,51 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// Observers (spec §13.1) never change the output: a random network with observers on
+    /// both sides of an inner net and of the entry net gives `seq`'s output without
+    /// them on every engine, and the entry net's reports are its input and its output.
+    #[test]
+    fn observers_on_random_networks_never_change_the_output(
+        g in gen_strategy(),
+        det in any::<bool>(),
+        xs in proptest::collection::vec(-20i32..60, 0..12),
+    ) {
+        let mut n = 0;
+        let mut forks = 0;
+        let body = emit(&g, det, &mut n, &mut forks);
+        let plain = Program::from_source("rnd.snet", &format!("net rnd connect {body};")).unwrap();
+        let input: Vec<Record> = xs.iter().map(|x| Record::new().with_tag("x", *x)).collect();
+        let want = run_on(&plain, EngineKind::Seq, 1, &input).unwrap();
+        let dir = std::env::temp_dir().join(format!("snet-obs-agree-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("reports.xml");
+        let md = format!(
+            "<metadata><netdefault><observer /><observer_type value=\"both\"/>\
+             <observer_data value=\"allvalues\"/><observer_file value=\"{}\"/></netdefault></metadata>",
+            file.display()
+        );
+        let src = format!("{md}\nnet rnd {{ {md} net inner connect {body}; }} connect inner .. [];");
+        let observed = Program::from_source("rnd.snet", &src).unwrap();
+        for &engine in EngineKind::ALL {
+            let mut got = run_on(&observed, engine, 2, &input).unwrap();
+            let mut w = want.clone();
+            if !det {
+                got.sort();
+                w.sort();
+            }
+            prop_assert_eq!(&got, &w, "[{}] {}", engine.name(), src);
+            let text = std::fs::read_to_string(&file).unwrap();
+            let entry = |side: &str| {
+                text.split("<?xml version=\"1.0\"?>\n")
+                    .filter(|d| d.contains("position=\"rnd\"") && d.contains(&format!("type=\"{side}\"")))
+                    .count()
+            };
+            prop_assert_eq!(entry("before"), input.len());
+            prop_assert_eq!(entry("after"), w.len());
+        }
+    }
+}

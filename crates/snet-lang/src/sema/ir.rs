@@ -7,6 +7,7 @@
 
 use crate::span::Span;
 use snet_core::net::{Filter, GuardedPattern, Variant};
+use snet_core::observe::ObserverSpec;
 use snet_core::Label;
 
 /// Index into [`Ir::nodes`].
@@ -27,6 +28,9 @@ pub(crate) struct BoxInfo {
     pub(crate) interface: Option<String>,
     /// Input labels with a pass-through qualifier `=` (§7.3.6).
     pub(crate) passthrough: Vec<Label>,
+    /// Observers from metadata (§13.1; filled after resolution, `oid` and `position`
+    /// are set by lowering).
+    pub(crate) observers: Vec<ObserverSpec>,
 }
 
 /// A declared signature: mappings from input variants to output variants.
@@ -49,6 +53,10 @@ pub(crate) struct NetInfo {
     pub(crate) name_span: Span,
     pub(crate) sig: Option<Sig>,
     pub(crate) body: IrId,
+    /// The scope the net is defined in (`None`: made up by the resolver).
+    pub(crate) scope: Option<usize>,
+    /// Observers from metadata, as for boxes.
+    pub(crate) observers: Vec<ObserverSpec>,
 }
 
 /// A node of a network expression.

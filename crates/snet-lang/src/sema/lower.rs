@@ -12,6 +12,7 @@ use super::ir::*;
 use crate::span::SourceFile;
 use snet_core::boxes::BoxSig;
 use snet_core::net::{Net, Node, NodeId, NodeKind};
+use snet_core::observe::{ObserverSpec, Side};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -50,6 +51,8 @@ pub(crate) struct Lowering<'a, 'i> {
     nets: HashMap<usize, NodeId>,
     /// IR box indices in `boxes` order.
     pub(crate) used_boxes: Vec<usize>,
+    /// The id of the next observer.
+    next_oid: u32,
 }
 
 impl<'a, 'i> Lowering<'a, 'i> {
@@ -64,6 +67,7 @@ impl<'a, 'i> Lowering<'a, 'i> {
             box_ids: HashMap::new(),
             nets: HashMap::new(),
             used_boxes: Vec::new(),
+            next_oid: 0,
         }
     }
 
@@ -84,7 +88,10 @@ impl<'a, 'i> Lowering<'a, 'i> {
         if let Some(id) = self.nets.get(&n) {
             return *id;
         }
-        let id = self.node(self.ir.nets[n].body);
+        let body = self.ir.nets[n].body;
+        let id = self.node(body);
+        let net = &self.ir.nets[n];
+        let id = self.observe(body, id, &net.observers, &net.name, false);
         self.nets.insert(n, id);
         id
     }
@@ -114,6 +121,39 @@ impl<'a, 'i> Lowering<'a, 'i> {
         self.push(top, NodeKind::Serial(a, b), "..")
     }
 
+    /// Wraps `inner` (lowered from `ir_id`, the box or net `name`) in the observer
+    /// nodes of `observers` (spec §13.1): `before` in front, `after` behind, numbered
+    /// in creation order. An initialiser box receives no records, so observers before
+    /// it are left out (they would also hide it from its composition's start).
+    fn observe(
+        &mut self,
+        ir_id: IrId,
+        inner: NodeId,
+        observers: &[ObserverSpec],
+        name: &str,
+        init: bool,
+    ) -> NodeId {
+        let mut node = inner;
+        for o in observers {
+            if init && o.side == Side::Before {
+                continue;
+            }
+            let spec = ObserverSpec {
+                oid: self.next_oid,
+                position: name.to_owned(),
+                ..o.clone()
+            };
+            self.next_oid += 1;
+            let obs = self.push(ir_id, NodeKind::Observe(Arc::new(spec)), name);
+            let pair = match o.side {
+                Side::Before => NodeKind::Serial(obs, node),
+                Side::After => NodeKind::Serial(node, obs),
+            };
+            node = self.push(ir_id, pair, "..");
+        }
+        node
+    }
+
     fn node(&mut self, id: IrId) -> NodeId {
         crate::grow(|| self.node_inner(id))
     }
@@ -137,7 +177,9 @@ impl<'a, 'i> Lowering<'a, 'i> {
                         self.boxes.len() - 1
                     }
                 };
-                self.push(id, NodeKind::Box(idx), &ir.boxes[*b].name)
+                let bx = &ir.boxes[*b];
+                let node = self.push(id, NodeKind::Box(idx), &bx.name);
+                self.observe(id, node, &bx.observers, &bx.name, bx.input.is_none())
             }
             IrKind::Net(n) => self.net(*n),
             IrKind::Identity | IrKind::Error => self.push(id, NodeKind::Identity, "[]"),

@@ -10,6 +10,7 @@ use crate::ast::{self, Def, Expr, ExprKind, InAlt, OutAlt, OutSpec, PostOp, SigI
 use crate::diag::{closest, Diagnostic};
 use crate::span::Span;
 use snet_core::net::Variant;
+use snet_core::observe::{Detail, ObserverSpec, Side, Target};
 use snet_core::{Label, LabelKind};
 use std::collections::HashMap;
 
@@ -40,6 +41,14 @@ pub(crate) struct MdRules {
     pub(crate) box_default: Option<String>,
     /// `<default>` interface.
     pub(crate) default: Option<String>,
+    /// `<box name=B>` → its observers (§13.1).
+    pub(crate) box_obs: HashMap<String, Vec<ObserverSpec>>,
+    /// `<boxdefault>` observers.
+    pub(crate) box_default_obs: Vec<ObserverSpec>,
+    /// `<net name=N>` → its observers.
+    pub(crate) net_obs: HashMap<String, Vec<ObserverSpec>>,
+    /// `<netdefault>` observers.
+    pub(crate) net_default_obs: Vec<ObserverSpec>,
 }
 
 pub(crate) struct Resolver<'a> {
@@ -167,6 +176,7 @@ impl<'a> Resolver<'a> {
             scope,
             interface: None,
             passthrough,
+            observers: Vec::new(),
         };
         if let Some((_, prev)) = self.scopes[scope].nets.get(&b.name.name) {
             let prev = *prev;
@@ -267,6 +277,8 @@ impl<'a> Resolver<'a> {
             name_span: n.name.span,
             sig,
             body,
+            scope: Some(scope),
+            observers: Vec::new(),
         });
         let id = self.ir.nets.len() - 1;
         self.scopes[scope]
@@ -548,6 +560,8 @@ impl<'a> Resolver<'a> {
                 }],
             }),
             body,
+            scope: None,
+            observers: Vec::new(),
         });
         let net = self.ir.nets.len() - 1;
         self.ir.push(IrKind::Net(net), span)
@@ -589,7 +603,125 @@ impl<'a> Resolver<'a> {
             let scope = self.ir.boxes[b].scope;
             let name = self.ir.boxes[b].name.clone();
             self.ir.boxes[b].interface = self.interface_of(scope, &name);
+            self.ir.boxes[b].observers = self.observers_of(scope, &name, true);
         }
+        for n in 0..self.ir.nets.len() {
+            if let Some(scope) = self.ir.nets[n].scope {
+                let name = self.ir.nets[n].name.clone();
+                self.ir.nets[n].observers = self.observers_of(scope, &name, false);
+            }
+        }
+    }
+
+    /// The observers of box (`is_box`) or net `name` defined in `scope`: those of the
+    /// nearest `<box name=...>` / `<net name=...>` that declares any, else those of the
+    /// nearest `<boxdefault>` / `<netdefault>` that declares any.
+    fn observers_of(&self, scope: usize, name: &str, is_box: bool) -> Vec<ObserverSpec> {
+        let mut s = Some(scope);
+        while let Some(i) = s {
+            let r = &self.md_rules[i];
+            let named = if is_box { &r.box_obs } else { &r.net_obs };
+            if let Some(v) = named.get(name) {
+                return v.clone();
+            }
+            s = self.scopes[i].parent;
+        }
+        let mut s = Some(scope);
+        while let Some(i) = s {
+            let r = &self.md_rules[i];
+            let d = if is_box {
+                &r.box_default_obs
+            } else {
+                &r.net_default_obs
+            };
+            if !d.is_empty() {
+                return d.clone();
+            }
+            s = self.scopes[i].parent;
+        }
+        Vec::new()
+    }
+
+    /// The observers a construct's keys declare (§13.1): none without an `observer`
+    /// key, two for `observer_type="both"`. Bad values are warned about and ignored.
+    fn md_observers(&mut self, e: &ast::MdElem) -> Vec<ObserverSpec> {
+        let keys = &e.children;
+        if !keys.iter().any(|k| k.name == "observer") {
+            return Vec::new();
+        }
+        let val = |name: &str| {
+            keys.iter().find(|k| k.name == name).map(|k| {
+                k.attr("value")
+                    .map(str::to_owned)
+                    .unwrap_or_else(|| k.text.clone())
+            })
+        };
+        let sides = match val("observer_type").as_deref() {
+            None | Some("after") => vec![Side::After],
+            Some("before") => vec![Side::Before],
+            Some("both") => vec![Side::Before, Side::After],
+            Some(other) => {
+                self.md_warn(
+                    e,
+                    &format!("`observer_type` `{other}` is not `before`, `after` or `both`; the observer is ignored"),
+                );
+                return Vec::new();
+            }
+        };
+        let detail = match val("observer_data").as_deref() {
+            None | Some("tagvalues") => Detail::TagValues,
+            Some("labels") => Detail::Labels,
+            Some("allvalues") => Detail::AllValues,
+            Some(other) => {
+                self.md_warn(
+                    e,
+                    &format!("`observer_data` `{other}` is not `labels`, `tagvalues` or `allvalues`; the observer is ignored"),
+                );
+                return Vec::new();
+            }
+        };
+        let interactive = match val("observer_interactive").as_deref() {
+            None => false,
+            Some(v) => !matches!(v.trim(), "false" | "0" | "no"),
+        };
+        let target = match (val("observer_file"), val("observer_port")) {
+            (Some(f), _) => Target::File(f.into()),
+            (None, Some(p)) => {
+                match p.trim().parse::<u16>() {
+                    Ok(port) => Target::Socket {
+                        address: val("observer_address").unwrap_or_else(|| "127.0.0.1".into()),
+                        port,
+                    },
+                    Err(_) => {
+                        self.md_warn(
+                        e,
+                        &format!("`observer_port` `{p}` is not a port number; the observer is ignored"),
+                    );
+                        return Vec::new();
+                    }
+                }
+            }
+            (None, None) => {
+                self.md_warn(
+                    e,
+                    "an observer needs `observer_file` or `observer_port`; the observer is ignored",
+                );
+                return Vec::new();
+            }
+        };
+        let interactive = interactive && matches!(target, Target::Socket { .. });
+        sides
+            .into_iter()
+            .map(|side| ObserverSpec {
+                oid: 0,
+                position: String::new(),
+                side,
+                detail,
+                code: val("observer_code"),
+                target: target.clone(),
+                interactive,
+            })
+            .collect()
     }
 
     fn md_construct(&mut self, scope: usize, e: &ast::MdElem, top: bool) {
@@ -603,12 +735,25 @@ impl<'a> Resolver<'a> {
                 if let Some(i) = md_interface(&e.children) {
                     self.md_rules[scope].box_default = Some(i);
                 }
+                let obs = self.md_observers(e);
+                if !obs.is_empty() {
+                    self.md_rules[scope].box_default_obs = obs;
+                }
             }
-            "netdefault" => {}
+            "netdefault" => {
+                let obs = self.md_observers(e);
+                if !obs.is_empty() {
+                    self.md_rules[scope].net_default_obs = obs;
+                }
+            }
             "box" => match e.attr("name") {
                 Some(n) => {
                     if let Some(i) = md_interface(&e.children) {
                         self.md_rules[scope].box_iface.insert(n.to_owned(), i);
+                    }
+                    let obs = self.md_observers(e);
+                    if !obs.is_empty() {
+                        self.md_rules[scope].box_obs.insert(n.to_owned(), obs);
                     }
                 }
                 None => self.md_warn(e, "`<box>` without a `name` attribute is ignored"),
@@ -616,6 +761,10 @@ impl<'a> Resolver<'a> {
             "net" => match e.attr("name") {
                 Some(n) => match self.scopes[scope].net_scopes.get(n).copied() {
                     Some(inner) => {
+                        let obs = self.md_observers(e);
+                        if !obs.is_empty() {
+                            self.md_rules[scope].net_obs.insert(n.to_owned(), obs);
+                        }
                         for c in &e.children {
                             if is_construct(&c.name) {
                                 self.md_construct(inner, c, false);

@@ -3,9 +3,13 @@
 pub(crate) mod bench;
 pub(crate) mod check;
 pub(crate) mod graph;
+pub(crate) mod observe;
 pub(crate) mod output;
 pub(crate) mod prefetch;
+pub(crate) mod profile;
+pub(crate) mod progress;
 pub(crate) mod run;
+pub(crate) mod svg;
 pub(crate) mod term;
 pub(crate) mod trace;
 

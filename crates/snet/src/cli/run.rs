@@ -14,6 +14,8 @@ use std::sync::Arc;
 
 use super::output::{Output, Target};
 use super::prefetch::{CountsDiscarded, Prefetch};
+use super::profile::Profile;
+use super::progress::Progress;
 use super::{fail, usage};
 
 /// Record formats on the command line.
@@ -78,6 +80,16 @@ pub(crate) struct RunArgs {
     /// Print run statistics to standard error at the end.
     #[arg(long)]
     pub(crate) stats: bool,
+    /// Show live figures on standard error while the run goes on: records in, out, in
+    /// flight, rates per second, busiest boxes (redrawn in place on a terminal, a line
+    /// per second otherwise). Off by default.
+    #[arg(long)]
+    pub(crate) progress: bool,
+    /// Write per-box figures of the run (calls, busy time, records in and out; every
+    /// engine, summed over each box's instances) as JSON to FILE.json, for
+    /// `snet graph PROG.snet --profile FILE.json -o hot.svg`.
+    #[arg(long, value_name = "FILE.json")]
+    pub(crate) profile: Option<PathBuf>,
     /// Extra include directory for C box sources (repeatable). A number that is not a
     /// directory is spec §11.1's `-I PORT` (see `--input-tcp`).
     #[arg(short = 'I', value_name = "DIR")]
@@ -114,7 +126,8 @@ pub(crate) struct LpelArgs {
     /// lpel engine: task placement/migration, random[:P] or waiting-time[:WINDOW].
     #[arg(long, value_name = "STRATEGY")]
     pub(crate) placement: Option<String>,
-    /// lpel and front engines: write a Chrome/Perfetto trace-event JSON of the run.
+    /// lpel and front engines: write a Chrome/Perfetto trace-event JSON of the run (seq
+    /// and threads write none and say so; `--profile` works on every engine).
     #[arg(long, value_name = "FILE.json")]
     pub(crate) trace: Option<PathBuf>,
     /// lpel engine: task assignment, stages[:B] (default), round-robin, balanced or blocks[:B].
@@ -310,12 +323,25 @@ pub(crate) fn run(mut args: RunArgs) -> ExitCode {
             engine_kind.name()
         ));
     }
+    if args.lpel.trace.is_some() && matches!(engine.name(), "seq" | "threads") {
+        eprintln!(
+            "warning: --trace is written by the front and lpel engines only; the {} engine writes no trace (`--profile FILE.json` gives per-box figures on every engine)",
+            engine.name()
+        );
+    }
+    if distrib.is_some() && (args.profile.is_some() || args.progress) {
+        eprintln!("warning: --profile and --progress are not available in distributed runs yet (--stats gives per-node figures)");
+    }
     let discarded_seen = Arc::new(AtomicU64::new(0));
     let result = match distrib {
         None => {
-            let r = prog
-                .run_on(&*engine, &mut source, &mut sink, &opts)
+            let figures = Figures::start(&mut prog, &args);
+            let r = figures
+                .run(&prog, &*engine, &mut source, &mut sink, &opts)
                 .map_err(snet::Error::Run);
+            if let Err(e) = figures.finish(&args, engine.name(), opts.workers) {
+                eprintln!("warning: {e}");
+            }
             discarded_seen.store(source.discarded(), Ordering::Relaxed);
             r
         }
@@ -608,6 +634,89 @@ impl<S: RecordSource + CountsDiscarded> RecordSource for Counting<S> {
         let r = self.inner.next_record();
         self.seen.store(self.inner.discarded(), Ordering::Relaxed);
         r
+    }
+}
+
+/// The run figures of `--profile` and `--progress`: the boxes are wrapped with
+/// counters and the global input and output counted only when one of them is given.
+struct Figures {
+    profile: Option<Arc<Profile>>,
+    progress: Option<Progress>,
+}
+
+impl Figures {
+    fn start(prog: &mut Program, args: &RunArgs) -> Figures {
+        if args.profile.is_none() && !args.progress {
+            return Figures {
+                profile: None,
+                progress: None,
+            };
+        }
+        let (p, table) = Profile::wrap(prog.net(), prog.boxes());
+        prog.bind_table(&table);
+        let p = Arc::new(p);
+        let progress = args.progress.then(|| Progress::start(p.clone()));
+        Figures {
+            profile: Some(p),
+            progress,
+        }
+    }
+
+    fn run(
+        &self,
+        prog: &Program,
+        engine: &dyn Engine,
+        source: &mut dyn RecordSource,
+        sink: &mut dyn RecordSink,
+        opts: &RunOptions,
+    ) -> Result<snet_core::RunStats, RunError> {
+        let Some(p) = &self.profile else {
+            return prog.run_on(engine, source, sink, opts);
+        };
+        let mut source = Counted {
+            inner: source,
+            n: p.records_in.clone(),
+        };
+        let mut sink = Counted {
+            inner: sink,
+            n: p.records_out.clone(),
+        };
+        prog.run_on(engine, &mut source, &mut sink, opts)
+    }
+
+    /// Stops the progress line and writes the profile file.
+    fn finish(self, args: &RunArgs, engine: &str, workers: usize) -> Result<(), String> {
+        if let Some(pr) = self.progress {
+            pr.finish();
+        }
+        match (&self.profile, &args.profile) {
+            (Some(p), Some(path)) => std::fs::write(path, p.to_json(engine, workers))
+                .map_err(|e| format!("cannot write the profile {}: {e}", path.display())),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// A record source or sink that counts the records passing.
+struct Counted<'a, T: ?Sized> {
+    inner: &'a mut T,
+    n: Arc<AtomicU64>,
+}
+
+impl RecordSource for Counted<'_, dyn RecordSource + '_> {
+    fn next_record(&mut self) -> Result<Option<Record>, RunError> {
+        let r = self.inner.next_record()?;
+        if r.is_some() {
+            self.n.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(r)
+    }
+}
+
+impl RecordSink for Counted<'_, dyn RecordSink + '_> {
+    fn write_record(&mut self, rec: Record) -> Result<(), RunError> {
+        self.n.fetch_add(1, Ordering::Relaxed);
+        self.inner.write_record(rec)
     }
 }
 

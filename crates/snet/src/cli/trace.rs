@@ -149,6 +149,13 @@ impl Summary {
             self.workers.len(),
             span / 1e6
         );
+        if events == 0 {
+            println!(
+                "(events are box invocations: this run invoked no box, e.g. a program of \
+                 filters and synchrocells only, which run inline as records walk; \
+                 `snet run --stats` counts its records)"
+            );
+        }
         println!(
             "{:<12} {:>10} {:>12} {:>7} {:>10}",
             "worker", "events", "busy s", "busy %", "parked s"

@@ -1,0 +1,388 @@
+//! Observers (spec §13.1): passive taps that report the records passing a box or net
+//! boundary to a file or a TCP socket.
+//!
+//! # The protocol
+//!
+//! 1. **Lowering decides where.** The front end turns each `<observer />` of a box or
+//!    net into an [`ObserverSpec`] and wraps the observed node in a serial composition
+//!    with a pass-through node [`NodeKind::Observe`] in front of it (`before`), behind
+//!    it (`after`) or both. A program without observers has no such node, so its
+//!    records never pass one: the cost when absent is zero on the record path.
+//! 2. **The run opens the targets once.** [`Observers::open`] runs when a
+//!    [`crate::walk::Walker`] is made (once per run, on every engine): it opens (and
+//!    truncates) each distinct `observer_file` once and connects each distinct socket
+//!    address once. An unreachable socket or an unwritable file is reported once on
+//!    standard error (spec §13.1 asks for exactly that) and the observer is ignored:
+//!    the run goes on.
+//! 3. **A record passing an observe node is reported inline**, by the thread that walks
+//!    it, like a filter (decisions item 8): the report is formatted, then written to
+//!    the target under the target's lock, so reports of one observer appear in the
+//!    order its records pass and a report is never torn by another. The record then
+//!    walks on unchanged.
+//! 4. **Interactive observers** (sockets only) keep the target's lock after writing and
+//!    read until the peer answers `<observer oid="ID"/>` for this observer (an
+//!    `<?xml ...?>` prolog or other text before it is skipped). Only the walking record
+//!    waits. A peer that closes the connection or answers with garbage that never
+//!    contains the answer ends the wait; the observer is then disabled with one
+//!    warning, as for an unreachable one.
+//! 5. **Failures never stop the run.** A write error disables that target (one
+//!    warning); the record stream is never changed, reordered or delayed beyond the
+//!    interactive wait (spec §13.1).
+//!
+//! Control records do not travel through the network in this implementation (the end
+//! of the input ends the run), so only data records are reported.
+
+use crate::net::{Net, NodeKind};
+use crate::record::Record;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Which side of the observed box or net an observer sits on (`observer_type`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    /// Records entering.
+    Before,
+    /// Records leaving.
+    After,
+}
+
+impl Side {
+    /// `before` or `after`, as in a report.
+    pub fn name(self) -> &'static str {
+        match self {
+            Side::Before => "before",
+            Side::After => "after",
+        }
+    }
+}
+
+/// How much of a record a report shows (`observer_data`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Detail {
+    /// Labels only.
+    Labels,
+    /// Labels, tag and binding-tag values (the default).
+    TagValues,
+    /// Also field values, in their C4SNet textual form.
+    AllValues,
+}
+
+/// Where reports go.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Target {
+    /// Appended to a file, truncated when the run starts (`observer_file`).
+    File(PathBuf),
+    /// Sent over TCP (`observer_address`, `observer_port`).
+    Socket {
+        /// Host name or address.
+        address: String,
+        /// Port.
+        port: u16,
+    },
+}
+
+impl std::fmt::Display for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Target::File(p) => write!(f, "file {}", p.display()),
+            Target::Socket { address, port } => write!(f, "socket {address}:{port}"),
+        }
+    }
+}
+
+/// One observer, as declared in the program's metadata (spec §13.1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObserverSpec {
+    /// Observer id: observers are numbered from 0 in the order lowering creates them.
+    pub oid: u32,
+    /// The observed box or net name.
+    pub position: String,
+    /// Entering or leaving records.
+    pub side: Side,
+    /// What a report shows.
+    pub detail: Detail,
+    /// Text copied into each report (`observer_code`).
+    pub code: Option<String>,
+    /// Where reports go.
+    pub target: Target,
+    /// Wait for the peer's acknowledgement after each report (sockets only).
+    pub interactive: bool,
+}
+
+/// An open report target, shared by every observer that names it.
+#[derive(Debug)]
+struct Sink {
+    target: Target,
+    conn: Mutex<Conn>,
+    /// Set once the target failed; later reports are dropped.
+    dead: AtomicBool,
+}
+
+#[derive(Debug)]
+enum Conn {
+    File(std::io::BufWriter<std::fs::File>),
+    Socket(TcpStream, Vec<u8>),
+}
+
+/// The observers of one run: each observer's open target, by observer id.
+#[derive(Debug, Default)]
+pub struct Observers {
+    sinks: Vec<Option<Arc<Sink>>>,
+}
+
+impl Observers {
+    /// Opens the targets of every observer of `net` (protocol step 2). Without
+    /// observers it allocates nothing.
+    pub fn open(net: &Net) -> Observers {
+        let specs: Vec<&ObserverSpec> = net
+            .nodes
+            .iter()
+            .filter_map(|n| match &n.kind {
+                NodeKind::Observe(s) => Some(&**s),
+                _ => None,
+            })
+            .collect();
+        if specs.is_empty() {
+            return Observers::default();
+        }
+        let n = specs.iter().map(|s| s.oid as usize + 1).max().unwrap_or(0);
+        let mut sinks: Vec<Option<Arc<Sink>>> = vec![None; n];
+        let mut open: Vec<(Target, Option<Arc<Sink>>)> = Vec::new();
+        for s in specs {
+            let sink = match open.iter().find(|(t, _)| *t == s.target) {
+                Some((_, sink)) => sink.clone(),
+                None => {
+                    let sink = connect(&s.target).map(Arc::new);
+                    open.push((s.target.clone(), sink.clone()));
+                    sink
+                }
+            };
+            sinks[s.oid as usize] = sink;
+        }
+        Observers { sinks }
+    }
+
+    /// Reports `rec` passing observer `spec` (protocol steps 3-5). Never inlined (and
+    /// cold): formatting and writing a report dwarf a call, and inlined into the walk it
+    /// made the walk of programs without observers larger and slower.
+    #[cold]
+    #[inline(never)]
+    pub fn report(&self, spec: &ObserverSpec, rec: &Record) {
+        let Some(Some(sink)) = self.sinks.get(spec.oid as usize) else {
+            return;
+        };
+        if sink.dead.load(Ordering::Relaxed) {
+            return;
+        }
+        let doc = format_report(spec, rec);
+        let mut conn = match sink.conn.lock() {
+            Ok(c) => c,
+            Err(e) => e.into_inner(),
+        };
+        let r = match &mut *conn {
+            Conn::File(f) => f.write_all(&doc).and_then(|()| f.flush()),
+            Conn::Socket(s, buf) => s.write_all(&doc).and_then(|()| {
+                if spec.interactive {
+                    await_ack(s, buf, spec.oid)
+                } else {
+                    Ok(())
+                }
+            }),
+        };
+        if let Err(e) = r {
+            if !sink.dead.swap(true, Ordering::Relaxed) {
+                warn(&format!(
+                    "observer {} ({}): {e}; its reports are dropped from now on",
+                    spec.oid, sink.target
+                ));
+            }
+        }
+    }
+}
+
+/// Prints a warning on standard error: spec §13.1 asks for an unreachable observer to be
+/// reported there once, while the run goes on (not an error value: nothing fails).
+fn warn(msg: &str) {
+    eprintln!("warning: {msg}");
+}
+
+fn connect(target: &Target) -> Option<Sink> {
+    let conn = match target {
+        Target::File(p) => match std::fs::File::create(p) {
+            Ok(f) => Conn::File(std::io::BufWriter::new(f)),
+            Err(e) => {
+                warn(&format!(
+                    "cannot open the observer file {}: {e}; the observer is ignored",
+                    p.display()
+                ));
+                return None;
+            }
+        },
+        Target::Socket { address, port } => match TcpStream::connect((address.as_str(), *port)) {
+            Ok(s) => {
+                let _ = s.set_nodelay(true);
+                Conn::Socket(s, Vec::new())
+            }
+            Err(e) => {
+                warn(&format!(
+                        "cannot connect to the observer at {address}:{port}: {e}; the observer is ignored"
+                    ));
+                return None;
+            }
+        },
+    };
+    Some(Sink {
+        target: target.clone(),
+        conn: Mutex::new(conn),
+        dead: AtomicBool::new(false),
+    })
+}
+
+/// Reads from `s` until `<observer oid="ID"/>` for `oid` arrives (protocol step 4).
+/// `buf` keeps bytes read past an answer for the next wait.
+fn await_ack(s: &mut TcpStream, buf: &mut Vec<u8>, oid: u32) -> std::io::Result<()> {
+    let want = format!("oid=\"{oid}\"");
+    // A peer that never answers would block the record for ever; the reference does the
+    // same, so there is no timeout, but a read error or end of stream ends the wait.
+    let _ = s.set_read_timeout(None::<Duration>);
+    loop {
+        while let Some(start) = find(buf, b"<observer") {
+            let Some(len) = find(&buf[start..], b">") else {
+                break;
+            };
+            let end = start + len + 1;
+            let tag = String::from_utf8_lossy(&buf[start..end]).into_owned();
+            buf.drain(..end);
+            if tag.contains(&want) {
+                return Ok(());
+            }
+        }
+        let mut chunk = [0u8; 256];
+        let n = s.read(&mut chunk)?;
+        if n == 0 {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                "the peer closed the connection before acknowledging a report",
+            ));
+        }
+        buf.extend_from_slice(&chunk[..n]);
+        if buf.len() > 1 << 16 && find(buf, b"<observer").is_none() {
+            buf.clear();
+        }
+    }
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+/// The report document of `rec` passing `spec` (spec §13.1's shape).
+pub fn format_report(spec: &ObserverSpec, rec: &Record) -> Vec<u8> {
+    let mut out = Vec::with_capacity(256);
+    out.extend_from_slice(b"<?xml version=\"1.0\"?>\n<observer xmlns=\"snet-home.org\" oid=\"");
+    out.extend_from_slice(spec.oid.to_string().as_bytes());
+    out.extend_from_slice(b"\" position=\"");
+    escape(spec.position.as_bytes(), &mut out);
+    out.extend_from_slice(b"\" type=\"");
+    out.extend_from_slice(spec.side.name().as_bytes());
+    out.push(b'"');
+    if let Some(code) = &spec.code {
+        out.extend_from_slice(b" code=\"");
+        escape(code.as_bytes(), &mut out);
+        out.push(b'"');
+    }
+    out.extend_from_slice(b" >\n<record type=\"data\" mode=\"textual\" >\n");
+    for (l, v) in rec.fields() {
+        out.extend_from_slice(b"<field label=\"");
+        out.extend_from_slice(l.name().as_bytes());
+        match (spec.detail, v) {
+            (Detail::AllValues, Some(v)) => {
+                out.extend_from_slice(b"\" interface=\"C4SNet\" >");
+                let mut text = Vec::new();
+                crate::value::text::write_value(v, &mut text);
+                escape(&text, &mut out);
+                out.extend_from_slice(b"</field>\n");
+            }
+            _ => out.extend_from_slice(b"\" />\n"),
+        }
+    }
+    for (kind, list) in [("tag", rec.tags()), ("btag", rec.btags())] {
+        for (l, v) in list {
+            out.extend_from_slice(format!("<{kind} label=\"{}\"", l.name()).as_bytes());
+            if spec.detail == Detail::Labels {
+                out.extend_from_slice(b" />\n");
+            } else {
+                out.extend_from_slice(format!(" >{v}</{kind}>\n").as_bytes());
+            }
+        }
+    }
+    out.extend_from_slice(b"</record>\n</observer>\n");
+    out
+}
+
+/// XML-escapes `s` into `out` (`&`, `<`, `>`, `"`).
+fn escape(s: &[u8], out: &mut Vec<u8>) {
+    for &b in s {
+        match b {
+            b'&' => out.extend_from_slice(b"&amp;"),
+            b'<' => out.extend_from_slice(b"&lt;"),
+            b'>' => out.extend_from_slice(b"&gt;"),
+            b'"' => out.extend_from_slice(b"&quot;"),
+            _ => out.push(b),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::value::Value;
+
+    fn spec(detail: Detail, code: Option<&str>) -> ObserverSpec {
+        ObserverSpec {
+            oid: 3,
+            position: "dec".into(),
+            side: Side::After,
+            detail,
+            code: code.map(str::to_owned),
+            target: Target::File("x".into()),
+            interactive: false,
+        }
+    }
+
+    fn rec() -> Record {
+        Record::new()
+            .with_field("A", Value::int(7))
+            .with_tag("T", 2)
+            .with_btag("B", 1)
+    }
+
+    #[test]
+    fn report_with_all_values_has_the_spec_shape() {
+        let doc = format_report(&spec(Detail::AllValues, Some("a<b")), &rec());
+        assert_eq!(
+            String::from_utf8(doc).unwrap(),
+            "<?xml version=\"1.0\"?>\n\
+             <observer xmlns=\"snet-home.org\" oid=\"3\" position=\"dec\" type=\"after\" code=\"a&lt;b\" >\n\
+             <record type=\"data\" mode=\"textual\" >\n\
+             <field label=\"A\" interface=\"C4SNet\" >(int)7</field>\n\
+             <tag label=\"T\" >2</tag>\n\
+             <btag label=\"B\" >1</btag>\n\
+             </record>\n\
+             </observer>\n"
+        );
+    }
+
+    #[test]
+    fn report_with_labels_only_has_no_values() {
+        let doc = String::from_utf8(format_report(&spec(Detail::Labels, None), &rec())).unwrap();
+        assert!(doc.contains("<field label=\"A\" />\n<tag label=\"T\" />\n<btag label=\"B\" />\n"));
+        assert!(!doc.contains("code="));
+        let tv = String::from_utf8(format_report(&spec(Detail::TagValues, None), &rec())).unwrap();
+        assert!(tv.contains("<field label=\"A\" />\n<tag label=\"T\" >2</tag>\n"));
+    }
+}
