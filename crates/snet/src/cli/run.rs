@@ -163,7 +163,9 @@ pub(crate) fn run(mut args: RunArgs) -> ExitCode {
     }
     // Every output is checked before any record is read: a run must not do its work and
     // then find it cannot write the trace (or lose its terminate record over it).
-    if let Some(p) = &args.lpel.trace {
+    // (seq and threads write no trace: a warning says so below, and no file is made.)
+    let writes_trace = matches!(engine_kind, EngineKind::Front | EngineKind::Lpel);
+    if let Some(p) = args.lpel.trace.as_ref().filter(|_| writes_trace) {
         if let Err(e) = File::create(p) {
             return fail(format!("cannot create the trace file {}: {e}", p.display()));
         }
