@@ -369,8 +369,16 @@ impl RecordSource for NodeSource {
                         },
                     )?;
                 }
-                if self.node.me == 0 && self.input_done && self.wave_step()? {
-                    return Ok(None);
+                if self.node.me == 0 && self.input_done {
+                    // A wave with no report to wait for (one node) completes at once.
+                    loop {
+                        if self.wave_step()? {
+                            return Ok(None);
+                        }
+                        if !(self.wave_open && self.missing == 0) {
+                            break;
+                        }
+                    }
                 }
             }
             // Wait for the next event: a record, a report, a probe, a wake-up.

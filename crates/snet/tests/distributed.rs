@@ -288,3 +288,17 @@ fn a_failing_box_on_one_node_ends_every_node_with_its_message() {
         assert!(errs[0].contains("node 2"), "{engine:?}: {errs:?}");
     }
 }
+
+#[test]
+fn a_distributed_run_of_one_node_ends() {
+    // One node: the termination waves have no other node to ask (a hang before).
+    let p = program("solo", "inc !@ <n>");
+    let inp: Vec<Record> = (0..10)
+        .map(|i| Record::new().with_tag("a", i).with_tag("n", 0))
+        .collect();
+    for engine in [EngineKind::Seq, EngineKind::Front] {
+        let (out, stats) = run_dist(&p, engine, 1, inp.clone());
+        assert_eq!(out.len(), 10, "{engine:?}");
+        assert_eq!(stats[0].box_calls, 10);
+    }
+}
