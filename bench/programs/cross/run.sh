@@ -37,8 +37,8 @@ for name,t in (('local',loc),('mpi',mpi)):
 done
 # fan split over nodes: `work !@ <T>` with T in 0..1 (BENCHMARKS.md fan, ~50 us box).
 fan=../fan
-python3 ../../gen.py fan 2000 2 > "$tmp/fan.xml"
+python3 ../../gen.py fan 100000 2 > "$tmp/fan.xml"
 sed 's/work ! <T>/work !@ <T>/; s/^net fan /net fanat /' "$fan/fan.snet" > "$tmp/fanat.snet"
 one=$(best 3 mpirun --oversubscribe -n 1 "$snet" run -w 1 --distrib mpi "$tmp/fanat.snet" "$fan/work.c" -i "$tmp/fan.xml")
 two=$(best 3 mpirun --oversubscribe -n 2 "$snet" run -w 1 --distrib mpi "$tmp/fanat.snet" "$fan/work.c" -i "$tmp/fan.xml")
-python3 -c "print(f'fan 2000 over !@: 1 process {$one:.3f} s, 2 processes {$two:.3f} s, speed-up {$one/$two:.2f}x')"
+python3 -c "print(f'fan 100000 over !@: 1 process {$one:.3f} s, 2 processes {$two:.3f} s, speed-up {$one/$two:.2f}x')"
