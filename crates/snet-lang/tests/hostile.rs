@@ -81,3 +81,16 @@ fn a_generated_chain_lowers_to_a_shallow_tree() {
     assert_eq!(leaves, n);
     assert!(max <= 17, "serial tree depth {max} for {n} stages");
 }
+
+#[test]
+fn an_interface_value_with_a_line_break_keeps_the_diagnostic_on_its_lines() {
+    // Found by the mutation campaign (seed 424242): the value was echoed raw.
+    let src = "<metadata><boxdefault><interface value=\"C4SNet\n\"/></boxdefault></metadata>\nnet p { box b((x) -> (x)); } connect b;\n";
+    let text = snet_lang::compile_str("p.snet", src).unwrap_err().render();
+    let first = text.lines().next().unwrap();
+    assert!(first.contains("`C4SNet\\n`"), "{text}");
+    assert!(
+        text.lines().nth(1).unwrap().starts_with(" --> p.snet:"),
+        "{text}"
+    );
+}

@@ -24,14 +24,17 @@ pub(crate) fn resolve(prog: &Program) -> (Ir, Vec<Diagnostic>) {
     let mut diags = std::mem::take(&mut r.diags);
     for b in &r.ir.boxes {
         match &b.interface {
-            Some(i) if !SUPPORTED_INTERFACES.contains(&i.as_str()) => diags.push(
+            Some(i) if !SUPPORTED_INTERFACES.contains(&i.as_str()) => diags.push({
+                // Escaped: a value with a line break or a control character must not
+                // break the diagnostic's layout.
+                let i = i.escape_debug();
                 Diagnostic::error(
                     "E0312",
                     format!("box `{}` uses box language interface `{i}`, which is not supported", b.name),
                 )
                 .primary(b.span, format!("interface `{i}` from metadata"))
-                .note(format!("supported interfaces: {}", SUPPORTED_INTERFACES.join(", "))),
-            ),
+                .note(format!("supported interfaces: {}", SUPPORTED_INTERFACES.join(", ")))
+            }),
             Some(_) => {}
             None => diags.push(
                 Diagnostic::warning(
