@@ -547,6 +547,10 @@ pub struct RunStats {
     pub records_sent: u64,
     /// Records that arrived from other nodes (distributed runs).
     pub records_received: u64,
+    /// Bytes sent to other nodes (distributed runs between processes).
+    pub bytes_sent: u64,
+    /// Bytes received from other nodes (distributed runs between processes).
+    pub bytes_received: u64,
 }
 
 impl RunStats {

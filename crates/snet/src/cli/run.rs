@@ -542,8 +542,8 @@ fn run_mpi(
         Ok(st) => {
             if stats {
                 eprintln!(
-                    "node {rank}: box calls {}, records sent {}, received {}, in {}, out {}, entities {}",
-                    st.box_calls, st.records_sent, st.records_received, st.records_in, st.records_out, st.entities_created
+                    "node {rank}: box calls {}, records sent {}, received {}, in {}, out {}, entities {}, bytes sent {}, received {}",
+                    st.box_calls, st.records_sent, st.records_received, st.records_in, st.records_out, st.entities_created, st.bytes_sent, st.bytes_received
                 );
             }
             let _ = t.finish();

@@ -8,6 +8,7 @@ use snet_core::walk::{Arrival, ArrivalKind, RemoteCtx};
 use snet_core::{PathStep, RecordSource, RunError};
 use snet_dist::transport::Transport;
 use snet_dist::wire::{self, PeerDecoder, PeerEncoder, WireError};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex};
 
@@ -24,6 +25,8 @@ const HELLO: u8 = 5;
 pub struct TransportLink {
     t: Arc<dyn Transport>,
     encoders: Vec<Mutex<PeerEncoder>>,
+    /// Bytes handed to the transport (the `--stats` figure of a node).
+    bytes_sent: Arc<AtomicU64>,
 }
 
 impl std::fmt::Debug for TransportLink {
@@ -41,7 +44,11 @@ impl TransportLink {
         let encoders = (0..t.size())
             .map(|_| Mutex::new(PeerEncoder::new()))
             .collect();
-        TransportLink { t, encoders }
+        TransportLink {
+            t,
+            encoders,
+            bytes_sent: Arc::default(),
+        }
     }
 }
 
@@ -157,6 +164,8 @@ impl Link for TransportLink {
                 return Err("internal error: a node-local message sent to another node".into())
             }
         }
+        self.bytes_sent
+            .fetch_add(out.len() as u64, Ordering::Relaxed);
         self.t.send(to as usize, out).map_err(|e| e.to_string())
     }
 }
@@ -222,6 +231,7 @@ fn decode(dec: &mut PeerDecoder, mut input: &[u8]) -> Result<Msg, WireError> {
 fn spawn_receiver(
     t: Arc<dyn Transport>,
     inbox: Sender<Msg>,
+    bytes: Arc<AtomicU64>,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
     std::thread::Builder::new()
         .name("snet-dist-recv".into())
@@ -230,9 +240,10 @@ fn spawn_receiver(
                 (0..t.size()).map(|_| PeerDecoder::new()).collect();
             loop {
                 match t.recv() {
-                    Ok(Some((from, bytes))) => {
+                    Ok(Some((from, msg))) => {
+                        bytes.fetch_add(msg.len() as u64, Ordering::Relaxed);
                         let m = match decoders.get_mut(from) {
-                            Some(d) => decode(d, &bytes).unwrap_or_else(|e| Msg::Fault {
+                            Some(d) => decode(d, &msg).unwrap_or_else(|e| Msg::Fault {
                                 node: from as u32,
                                 message: format!(
                                     "a message from node {from} could not be decoded: {e}"
@@ -274,7 +285,10 @@ pub fn run_node(
     let me = t.rank() as u32;
     let nodes = t.size() as u32;
     let (tx, rx) = std::sync::mpsc::channel();
-    let link: Arc<dyn Link> = Arc::new(TransportLink::new(t.clone()));
+    let tl = TransportLink::new(t.clone());
+    let bytes_sent = tl.bytes_sent.clone();
+    let bytes_received = Arc::new(AtomicU64::new(0));
+    let link: Arc<dyn Link> = Arc::new(tl);
     let node = Node::new(me, nodes, link, tx.clone());
     let mut src = NodeSource::new(node.clone(), rx);
     src.fingerprint = Some(fingerprint);
@@ -285,7 +299,8 @@ pub fn run_node(
             format!("cannot start {what}: {e}"),
         )
     };
-    let _recv = spawn_receiver(t.clone(), tx.clone()).map_err(|e| io_err("the receiver", e))?;
+    let _recv = spawn_receiver(t.clone(), tx.clone(), bytes_received.clone())
+        .map_err(|e| io_err("the receiver", e))?;
     if me != 0 {
         node.send(
             0,
@@ -309,5 +324,10 @@ pub fn run_node(
     }
     let mut opts = snet_core::RunOptions::new(workers);
     opts.dist = Some(node.clone());
-    super::guarded(&node, || engine.run(net, boxes, &mut src, output, &opts))
+    let mut r = super::guarded(&node, || engine.run(net, boxes, &mut src, output, &opts));
+    if let Ok(st) = &mut r {
+        st.bytes_sent = bytes_sent.load(Ordering::Relaxed);
+        st.bytes_received = bytes_received.load(Ordering::Relaxed);
+    }
+    r
 }
