@@ -163,11 +163,7 @@ pub fn invoke(
             format!("box failed: {e}"),
         )),
         Err(panic) => {
-            let msg = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".into());
+            let msg = panic_message(&*panic);
             Err(box_error(
                 sig,
                 loc,
@@ -177,4 +173,13 @@ pub fn invoke(
             ))
         }
     }
+}
+
+/// The message of a panic payload (`&str` or `String`; "unknown panic" otherwise).
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
 }

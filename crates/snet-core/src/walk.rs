@@ -149,6 +149,18 @@ impl std::fmt::Debug for Loans {
     }
 }
 
+impl Arrival {
+    /// `units` of loan `loan` of the receiving node repaid (no path: no instance).
+    fn repay(loan: u64, units: u64) -> Arrival {
+        Arrival {
+            path: Vec::new(),
+            leave: false,
+            what: ArrivalKind::Repay { loan, units },
+            ctx: None,
+        }
+    }
+}
+
 /// Frames of this node lent to others (see `det::Proxy`), and proxies of others'.
 #[derive(Default)]
 struct Loans {
@@ -348,15 +360,7 @@ impl<'a> Walker<'a> {
             repay: Arc::new(move |node, loan, units| {
                 if let Some(d) = &d {
                     if node != me {
-                        let _ = d.send(
-                            node,
-                            Arrival {
-                                path: Vec::new(),
-                                leave: false,
-                                what: ArrivalKind::Repay { loan, units },
-                                ctx: None,
-                            },
-                        );
+                        let _ = d.send(node, Arrival::repay(loan, units));
                     }
                 }
             }),
@@ -376,18 +380,7 @@ impl<'a> Walker<'a> {
             return self.loan_returned(lender.1, units, sink);
         }
         match &self.dist {
-            Some(d) => d.send(
-                lender.0,
-                Arrival {
-                    path: Vec::new(),
-                    leave: false,
-                    what: ArrivalKind::Repay {
-                        loan: lender.1,
-                        units,
-                    },
-                    ctx: None,
-                },
-            ),
+            Some(d) => d.send(lender.0, Arrival::repay(lender.1, units)),
             None => Ok(()),
         }
     }
@@ -729,22 +722,9 @@ impl<'a> Walker<'a> {
         tok: &Token,
         sink: &mut dyn FnMut(Step),
     ) -> Arc<Inst> {
-        let NodeKind::Star { body, .. } = &self.net.node(star.node).kind else {
-            unreachable!("next_stage on a non-star instance")
-        };
         let mut inits = Vec::new();
         let create = |prev: Option<&Arc<Inst>>, inits: &mut Vec<InitCall>| {
-            Inst::create(
-                self.net,
-                *body,
-                Arc::downgrade(star),
-                Slot::Stage(star.node),
-                prev.map_or(0, |p| p.key() + 1),
-                star.place(),
-                &tok.ctx,
-                &self.insts,
-                inits,
-            )
+            self.new_stage(star, prev, &tok.ctx, inits)
         };
         let start = match from {
             None => match &star.kind {
@@ -828,7 +808,7 @@ impl<'a> Walker<'a> {
             match &*g {
                 Some(f) => f.clone(),
                 None => {
-                    let f = self.new_stage(star, None, &mut inits);
+                    let f = self.new_stage(star, None, &None, &mut inits);
                     *g = Some(f.clone());
                     f
                 }
@@ -850,7 +830,7 @@ impl<'a> Walker<'a> {
         let mut inits = Vec::new();
         let n = s
             .next_stage
-            .get_or_init(|| self.new_stage(star, Some(s), &mut inits))
+            .get_or_init(|| self.new_stage(star, Some(s), &None, &mut inits))
             .clone();
         for i in inits {
             self.init_step(i, true, sink)?;
@@ -858,10 +838,13 @@ impl<'a> Walker<'a> {
         Ok(n)
     }
 
+    /// A new stage of `star` after `prev` (the first if `None`), created in context
+    /// `ctx`; its initialisers go to `inits`.
     fn new_stage(
         &self,
         star: &Arc<Inst>,
         prev: Option<&Arc<Inst>>,
+        ctx: &crate::det::Ctx,
         inits: &mut Vec<InitCall>,
     ) -> Arc<Inst> {
         let NodeKind::Star { body, .. } = &self.net.node(star.node).kind else {
@@ -874,7 +857,7 @@ impl<'a> Walker<'a> {
             Slot::Stage(star.node),
             prev.map_or(0, |p| p.key() + 1),
             star.place(),
-            &None,
+            ctx,
             &self.insts,
             inits,
         )

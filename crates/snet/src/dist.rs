@@ -442,11 +442,7 @@ impl snet_core::RecordSink for NoOutput {
 /// (spec §16.6: no node may wait for a node that has ended).
 pub(crate) fn guarded(node: &Node, run: impl FnOnce() -> NodeResult) -> NodeResult {
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).unwrap_or_else(|p| {
-        let msg = p
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| p.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "unknown panic".into());
+        let msg = snet_core::box_call::panic_message(&*p);
         Err(RunError::new(
             format!("node {}", node.me),
             None,

@@ -624,11 +624,7 @@ impl BoxTask {
             Ok(Ok(())) => {}
             Ok(Err(e)) => run.fail(e),
             Err(p) => {
-                let msg = p
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| p.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "unknown panic".into());
+                let msg = snet_core::box_call::panic_message(&*p);
                 run.fail(RunError::new(
                     format!("box `{}`", self.st.name),
                     None,

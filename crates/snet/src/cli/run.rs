@@ -399,8 +399,7 @@ pub(crate) fn run(mut args: RunArgs) -> ExitCode {
             if args.stats {
                 for (i, r) in results.iter().enumerate() {
                     if let Ok(st) = r {
-                        eprintln!("node {i}: box calls {}, records sent {}, received {}, in {}, out {}, entities {}",
-                            st.box_calls, st.records_sent, st.records_received, st.records_in, st.records_out, st.entities_created);
+                        eprintln!("{}", node_line(i, st));
                     }
                 }
             }
@@ -488,6 +487,27 @@ fn node_tables(
         .collect()
 }
 
+/// One node's `--stats` line of a distributed run (bytes when records were encoded,
+/// i.e. between processes).
+fn node_line(node: usize, st: &snet::RunStats) -> String {
+    let mut line = format!(
+        "node {node}: box calls {}, records sent {}, received {}, in {}, out {}, entities {}",
+        st.box_calls,
+        st.records_sent,
+        st.records_received,
+        st.records_in,
+        st.records_out,
+        st.entities_created
+    );
+    if st.bytes_sent + st.bytes_received > 0 {
+        line.push_str(&format!(
+            ", bytes sent {}, received {}",
+            st.bytes_sent, st.bytes_received
+        ));
+    }
+    line
+}
+
 /// A fingerprint of the program and the box sources (spec §16.3: every node must run
 /// the same).
 fn fingerprint(args: &RunArgs) -> u64 {
@@ -541,10 +561,7 @@ fn run_mpi(
     match &r {
         Ok(st) => {
             if stats {
-                eprintln!(
-                    "node {rank}: box calls {}, records sent {}, received {}, in {}, out {}, entities {}, bytes sent {}, received {}",
-                    st.box_calls, st.records_sent, st.records_received, st.records_in, st.records_out, st.entities_created, st.bytes_sent, st.bytes_received
-                );
+                eprintln!("{}", node_line(rank as usize, st));
             }
             let _ = t.finish();
         }
