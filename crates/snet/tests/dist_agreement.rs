@@ -8,34 +8,11 @@
 
 mod common;
 
-use common::{find_examples, Example};
+use common::{bind_c, find_examples, read_input};
 use snet::{EngineKind, Program, Record};
 use snet_core::net::{Net, Node, NodeId, NodeKind};
 use snet_core::Engine;
 use std::path::Path;
-
-fn read_input(path: &Path) -> Vec<Record> {
-    let f = std::fs::File::open(path).unwrap();
-    let mut r = snet_io::XmlReader::new(std::io::BufReader::new(f));
-    let mut recs = Vec::new();
-    while let Some(x) = r.next_record() {
-        if let Ok(rec) = x {
-            recs.push(rec);
-        }
-    }
-    recs
-}
-
-fn bind_c(prog: &mut Program, ex: &Example) -> Result<(), String> {
-    if ex.sources.is_empty() {
-        return Ok(());
-    }
-    let sigs: Vec<_> = prog.net().boxes.to_vec();
-    let boxes = snet_c4snet::load_boxes(&sigs, &ex.sources, &snet_c4snet::BuildOptions::default())
-        .map_err(|e| e.to_string())?;
-    prog.bind_table(&boxes.into_table());
-    Ok(())
-}
 
 /// A small deterministic generator (xorshift), seeded per case.
 struct Rng(u64);
@@ -122,7 +99,7 @@ fn examples_with_random_placements_agree_with_one_process() {
         }
         // Read afresh for every run: C boxes may update field values in place (a
         // record owns its values), and clones of a record share them.
-        let input = || read_input(&ex.dir.join("input.xml"));
+        let input = || read_input(&ex.dir.join("input.xml")).expect("readable input");
         let Ok(want) = prog.run_records(EngineKind::Seq, input()) else {
             continue; // an example that ends with a run-time error on purpose
         };

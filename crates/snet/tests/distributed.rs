@@ -58,12 +58,15 @@ fn show(mut v: Vec<Record>) -> Vec<String> {
     s
 }
 
-fn run_dist(
+/// `p` on `nodes` in-process nodes of `engine` with `workers` each: the output and
+/// every node's result.
+fn run_nodes(
     p: &Program,
     engine: EngineKind,
     nodes: u32,
     inp: Vec<Record>,
-) -> (Vec<Record>, Vec<RunStats>) {
+    workers: usize,
+) -> (Vec<Record>, Vec<snet::dist::NodeResult>) {
     let mut out = Vec::new();
     let make = move || -> Box<dyn Engine> { engine.engine() };
     let results = snet::dist::run_local(
@@ -73,8 +76,18 @@ fn run_dist(
         nodes,
         Box::new(inp.into_iter().fuse()),
         &mut out,
-        2,
+        workers,
     );
+    (out, results)
+}
+
+fn run_dist(
+    p: &Program,
+    engine: EngineKind,
+    nodes: u32,
+    inp: Vec<Record>,
+) -> (Vec<Record>, Vec<RunStats>) {
+    let (out, results) = run_nodes(p, engine, nodes, inp, 2);
     let stats = results
         .into_iter()
         .enumerate()
@@ -154,17 +167,7 @@ fn per_node_statistics_prove_the_placement() {
 }
 
 fn dist_error(p: &Program, nodes: u32, inp: Vec<Record>) -> String {
-    let mut out = Vec::new();
-    let make = || -> Box<dyn Engine> { EngineKind::Front.engine() };
-    let results = snet::dist::run_local(
-        p.net(),
-        &[p.boxes().clone()],
-        &make,
-        nodes,
-        Box::new(inp.into_iter().fuse()),
-        &mut out,
-        1,
-    );
+    let (_, results) = run_nodes(p, EngineKind::Front, nodes, inp, 1);
     results
         .into_iter()
         .find_map(|r| r.err())
@@ -263,17 +266,7 @@ fn a_failing_box_on_one_node_ends_every_node_with_its_message() {
     .unwrap();
     let inp: Vec<Record> = (0..10).map(|i| Record::new().with_tag("a", i)).collect();
     for engine in [EngineKind::Seq, EngineKind::Front] {
-        let mut out = Vec::new();
-        let make = move || -> Box<dyn Engine> { engine.engine() };
-        let results = snet::dist::run_local(
-            p.net(),
-            &[p.boxes().clone()],
-            &make,
-            3,
-            Box::new(inp.clone().into_iter().fuse()),
-            &mut out,
-            1,
-        );
+        let (_, results) = run_nodes(&p, engine, 3, inp.clone(), 1);
         // Every node ends, each with an error; node 2's names the box and the cause,
         // the others name node 2.
         assert_eq!(results.len(), 3);

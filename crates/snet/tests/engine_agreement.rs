@@ -11,7 +11,7 @@
 //!
 //! Each program runs on every engine of `EngineKind::ALL` at 1 and 2 workers.
 
-use common::{find_examples, Example};
+use common::{bind_c, find_examples, read_input};
 use proptest::prelude::*;
 use snet::{Arg, ArgExt, BoxInput, BoxOutput, EngineKind, Program, Record, RunOptions, Value};
 use snet_core::{BoxFailure, RecordSink, RecordSource};
@@ -150,32 +150,6 @@ fn check_agreement(
 
 // ---------------------------------------------------------------------------------
 // Examples
-
-fn read_input(path: &Path) -> Result<Vec<Record>, String> {
-    let f = std::fs::File::open(path).map_err(|e| e.to_string())?;
-    let mut r = snet_io::XmlReader::new(std::io::BufReader::new(f));
-    let mut recs = Vec::new();
-    while let Some(x) = r.next_record() {
-        match x {
-            Ok(rec) => recs.push(rec),
-            Err(e) if e.is_fatal() => return Err(e.to_string()),
-            // Malformed records are reported and skipped by `snet run`; skip them too.
-            Err(_) => {}
-        }
-    }
-    Ok(recs)
-}
-
-fn bind_c(prog: &mut Program, ex: &Example) -> Result<(), String> {
-    if ex.sources.is_empty() {
-        return Ok(());
-    }
-    let sigs: Vec<_> = prog.net().boxes.to_vec();
-    let boxes = snet_c4snet::load_boxes(&sigs, &ex.sources, &snet_c4snet::BuildOptions::default())
-        .map_err(|e| e.to_string())?;
-    prog.bind_table(&boxes.into_table());
-    Ok(())
-}
 
 #[test]
 fn examples_agree_with_seq_on_every_engine() {
