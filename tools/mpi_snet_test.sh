@@ -35,6 +35,18 @@ for n in 2 3 4 5; do
     echo "ok: $n ranks"
 done
 
+echo "== every engine: mpirun -n 3"
+for e in seq lpel threads; do
+    for p in chain split; do
+        in="$d/$p.xml"; [ "$p" = split ] && in="$d/split3.xml"
+        "$snet" run "$d/$p.snet" -i "$in" -o "$tmp/${p}1.xml"
+        "${mpi[@]}" -n 3 "$snet" run --engine "$e" -w 2 --distrib mpi "$d/$p.snet" -i "$in" -o "$tmp/$p.xml" 2> "$tmp/err" \
+            || { cat "$tmp/err" >&2; fail "$p on the $e engine"; }
+        diff <(recs "$tmp/${p}1.xml") <(recs "$tmp/$p.xml") > /dev/null || fail "$p on the $e engine: output differs"
+    done
+    echo "ok: $e"
+done
+
 echo "== C boxes: node_location is the rank"
 w=examples/dist/where
 "${mpi[@]}" -n 3 "$snet" run --distrib mpi "$w/where.snet" "$w/where.c" -i "$w/input.xml" -o "$tmp/where.xml" 2> "$tmp/err" \

@@ -94,6 +94,10 @@ pub trait Dist: Send + Sync {
     /// blocked in the node's source looks again at the termination protocol (no
     /// timeouts: spec §16.5).
     fn became_idle(&self);
+    /// The engine is stopping on a failure of its own: a reader blocked in the node's
+    /// source returns soon (the engine then ends with its error, which the node tells
+    /// every other node).
+    fn interrupt(&self);
 }
 
 /// The causal context a record carries to another node (inside deterministic
@@ -213,6 +217,11 @@ impl<'a> Walker<'a> {
             loans: Default::default(),
             observers: crate::observe::Observers::open(net),
         })
+    }
+
+    /// The distribution layer of a distributed run (`None` in one process).
+    pub fn dist(&self) -> Option<&Arc<dyn Dist>> {
+        self.dist.as_ref()
     }
 
     /// Makes this a walker of node `dist.me()` of a distributed run (before the root is

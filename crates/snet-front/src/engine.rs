@@ -130,6 +130,10 @@ impl Shared<'_> {
         }
         self.stop.store(true, Ordering::SeqCst);
         self.sleep.notify_all();
+        if let Some(d) = &self.dist {
+            // A worker may wait for records from other nodes: it must leave.
+            d.interrupt();
+        }
     }
 
     /// The run is complete: wake everybody so they leave.

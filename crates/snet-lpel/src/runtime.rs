@@ -43,6 +43,8 @@ pub(crate) struct RtShared {
     pub(crate) registry: crate::registry::Registry,
     idle_mx: Mutex<()>,
     idle_cv: Condvar,
+    /// Called each time the runtime becomes quiescent (see [`Runtime::on_quiescent`]).
+    quiet_hook: OnceLock<Box<dyn Fn() + Send + Sync>>,
     assigner: Assigner,
     failures: Mutex<Vec<TaskFailure>>,
     setup_errors: Mutex<Vec<String>>,
@@ -155,8 +157,13 @@ impl RtShared {
     }
 
     pub(crate) fn notify_quiescent(&self) {
-        let _g = self.idle_mx.lock().unwrap_or_else(|e| e.into_inner());
-        self.idle_cv.notify_all();
+        {
+            let _g = self.idle_mx.lock().unwrap_or_else(|e| e.into_inner());
+            self.idle_cv.notify_all();
+        }
+        if let Some(h) = self.quiet_hook.get() {
+            h();
+        }
     }
 
     pub(crate) fn record_failure(&self, t: &Task, message: String) {
@@ -335,6 +342,7 @@ impl Runtime {
             registry: crate::registry::Registry::new(),
             idle_mx: Mutex::new(()),
             idle_cv: Condvar::new(),
+            quiet_hook: OnceLock::new(),
             assigner: Assigner::new(cfg.assignment, n),
             failures: Mutex::new(Vec::new()),
             setup_errors: Mutex::new(Vec::new()),
@@ -385,6 +393,21 @@ impl Runtime {
             return Err(StartError::Worker(e));
         }
         Ok(rt)
+    }
+
+    /// True if the runtime is quiescent now: every worker sleeps with an empty mailbox
+    /// and no thread outside the runtime is in the middle of a send (what
+    /// [`Runtime::wait`] waits for).
+    pub fn is_quiescent(&self) -> bool {
+        self.shared.active.load(SeqCst) == 0
+    }
+
+    /// Sets `f` to be called (on whichever thread made it so) each time the runtime
+    /// becomes quiescent; a thread that waits for something else besides the runtime
+    /// (the S-Net engine's reader in a distributed run) is woken this way. Only the first
+    /// hook set is kept; `f` must be cheap and must not block.
+    pub fn on_quiescent(&self, f: Box<dyn Fn() + Send + Sync>) {
+        let _ = self.shared.quiet_hook.set(f);
     }
 
     /// Number of workers.

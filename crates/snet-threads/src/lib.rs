@@ -50,7 +50,7 @@ mod inbox;
 
 use crossbeam_channel::{unbounded, Sender};
 use inbox::{Activity, Inbox, Job};
-use snet_core::engine::{Engine, RecordSink, RecordSource, RunOptions, RunStats};
+use snet_core::engine::{Engine, Incoming, RecordSink, RecordSource, RunOptions, RunStats};
 use snet_core::inst::{InitCall, Inst, LoopKey};
 use snet_core::walk::{Pos, Step, Walker};
 use snet_core::{BoxTable, Net, RunError};
@@ -165,6 +165,10 @@ impl Shared<'_> {
         for inbox in lock(&self.threads).iter() {
             inbox.wake_producers();
         }
+        if let Some(d) = self.walker.dist() {
+            // The input thread may wait for records from other nodes: it must leave.
+            d.interrupt();
+        }
     }
 
     /// The blocking rule was broken after all (see the crate docs): fail, do not hang.
@@ -195,6 +199,14 @@ impl Shared<'_> {
         let before = self.pending.fetch_sub(1, Ordering::AcqRel);
         if before == 1 || before == self.max_in_flight {
             self.notify();
+        }
+        if before == 1 {
+            if let Some(d) = self.walker.dist() {
+                // A distributed run: the input thread, waiting for records from other
+                // nodes, answers the termination protocol only while nothing is
+                // pending; tell it.
+                d.became_idle();
+            }
         }
     }
 }
@@ -350,11 +362,13 @@ impl Engine for ThreadsEngine {
         boxes: &BoxTable,
         input: &mut dyn RecordSource,
         output: &mut dyn RecordSink,
-        _opts: &RunOptions,
+        opts: &RunOptions,
     ) -> Result<RunStats, RunError> {
         let start = Instant::now();
+        let mut walker = Walker::new(net, boxes)?;
+        walker.set_dist(opts.dist.clone())?;
         let shared = Shared {
-            walker: Walker::new(net, boxes)?,
+            walker,
             output: Mutex::new(output),
             pending: AtomicUsize::new(0),
             idle: (Mutex::new(()), Condvar::new()),
@@ -384,14 +398,31 @@ impl Engine for ThreadsEngine {
                     break;
                 }
                 self.wait_until(shared, |p| p < shared.max_in_flight);
-                match input.next_record() {
-                    Ok(Some(rec)) => {
+                // In a distributed run the source also gives records from other nodes,
+                // and blocks until there is something (or the run ended everywhere).
+                let idle = || shared.pending.load(Ordering::Acquire) == 0;
+                match input.next_incoming(&idle) {
+                    Ok(Some(Incoming::Record(rec))) => {
                         shared.walker.counters.input();
                         let r = shared.walker.walk(
                             Pos::Enter(root.clone()),
                             snet_core::det::Token::new(rec),
                             &mut |s| dispatch(&env, s, None),
                         );
+                        if let Err(e) = r {
+                            shared.fail(e);
+                        }
+                    }
+                    Ok(Some(Incoming::Arrival(a))) => {
+                        let sink = &mut |s| dispatch(&env, s, None);
+                        let r = shared
+                            .walker
+                            .arrival(&root, a, sink)
+                            .and_then(|next| match next {
+                                Some((pos, tok)) => shared.walker.walk(pos, tok, sink),
+                                // Instance creation, an initialiser call, a repayment.
+                                None => Ok(()),
+                            });
                         if let Err(e) = r {
                             shared.fail(e);
                         }

@@ -66,6 +66,8 @@ pub enum Msg {
     Stop,
     /// The engine became idle (a node's own wake-up).
     Wake,
+    /// The engine is stopping on a failure of its own: its source ends.
+    Interrupt,
     /// Node `node` runs the program and box code with this fingerprint (sent to node
     /// 0 at the start: every node must run the same, spec §16.3).
     Hello {
@@ -199,6 +201,14 @@ impl Dist for Node {
                 .send(Msg::Wake);
         }
     }
+
+    fn interrupt(&self) {
+        let _ = self
+            .own
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .send(Msg::Interrupt);
+    }
 }
 
 /// The engine's source on one node: input records (node 0) and arrivals, until the
@@ -318,6 +328,8 @@ impl NodeSource {
                 }
             }
             Msg::Wake => self.node.wake_pending.store(false, Ordering::Release),
+            // The engine has the error; the node tells the others when it returns it.
+            Msg::Interrupt => self.stopped = true,
             Msg::Fault { node, message } => {
                 return Err(RunError::new(
                     format!("node {node}"),

@@ -108,7 +108,12 @@ fn examples_with_random_placements_agree_with_one_process() {
             // Examples with `!@` of their own have replicas 0..4.
             let nodes = if prog.net().is_placed() { 5 } else { 3 };
             let net = inject(prog.net(), &mut rng, 1 + rep as usize, nodes);
-            for engine in [EngineKind::Seq, EngineKind::Front] {
+            for engine in [
+                EngineKind::Seq,
+                EngineKind::Front,
+                EngineKind::Lpel,
+                EngineKind::Threads,
+            ] {
                 if std::env::var_os("SNET_DIST_TRACE").is_some() {
                     eprintln!("{name} {engine:?} placement {rep}");
                 }

@@ -28,6 +28,14 @@ fn step(i: &BoxInput<'_>, o: &mut BoxOutput<'_>) -> Result<(), BoxFailure> {
 
 const BOXES: &str = "box inc((<a>) -> (<a>)); box dbl((<b>) -> (<b>)); box step((<a>, <go>) -> (<a>, <go>) | (<r>));";
 
+/// Every engine runs distributed.
+const ENGINES: [EngineKind; 4] = [
+    EngineKind::Seq,
+    EngineKind::Front,
+    EngineKind::Lpel,
+    EngineKind::Threads,
+];
+
 fn program(name: &str, body: &str) -> Program {
     let src = format!("net {name} {{ {BOXES} }} connect {body};");
     let mut p = Program::from_source(&format!("{name}.snet"), &src)
@@ -117,7 +125,7 @@ fn placed_programs_give_the_output_of_one_process_on_2_to_5_nodes() {
     for (name, body, min) in cases() {
         let p = program(name, body);
         let expected = show(p.run_records(EngineKind::Seq, input(60, 1)).unwrap());
-        for engine in [EngineKind::Seq, EngineKind::Front] {
+        for engine in ENGINES {
             for nodes in 2..=5u32 {
                 if nodes < min {
                     continue;
@@ -142,7 +150,7 @@ fn per_node_statistics_prove_the_placement() {
     // Only `inc` is placed, on node 1: node 0 calls no box, node 1 every one.
     let p = program("only", "inc @ 1");
     let inp: Vec<Record> = (0..40).map(|i| Record::new().with_tag("a", i)).collect();
-    for engine in [EngineKind::Seq, EngineKind::Front] {
+    for engine in ENGINES {
         let (out, stats) = run_dist(&p, engine, 3, inp.clone());
         assert_eq!(out.len(), 40);
         assert_eq!(stats[0].box_calls, 0, "{engine:?}");
@@ -228,7 +236,7 @@ fn deterministic_combinators_across_nodes_keep_their_order() {
                 .iter()
                 .map(|r| format!("{r:?}"))
                 .collect();
-            for engine in [EngineKind::Seq, EngineKind::Front] {
+            for engine in ENGINES {
                 for _ in 0..3 {
                     let (out, stats) = run_dist(&p, engine, nodes, inp.clone());
                     let got: Vec<String> = out.iter().map(|r| format!("{r:?}")).collect();
@@ -265,8 +273,8 @@ fn a_failing_box_on_one_node_ends_every_node_with_its_message() {
     )
     .unwrap();
     let inp: Vec<Record> = (0..10).map(|i| Record::new().with_tag("a", i)).collect();
-    for engine in [EngineKind::Seq, EngineKind::Front] {
-        let (_, results) = run_nodes(&p, engine, 3, inp.clone(), 1);
+    for (engine, workers) in ENGINES.into_iter().flat_map(|e| [(e, 1), (e, 2)]) {
+        let (_, results) = run_nodes(&p, engine, 3, inp.clone(), workers);
         // Every node ends, each with an error; node 2's names the box and the cause,
         // the others name node 2.
         assert_eq!(results.len(), 3);
@@ -276,9 +284,12 @@ fn a_failing_box_on_one_node_ends_every_node_with_its_message() {
             .collect();
         assert!(
             errs[2].contains("broken on purpose"),
-            "{engine:?}: {errs:?}"
+            "{engine:?} -w {workers}: {errs:?}"
         );
-        assert!(errs[0].contains("node 2"), "{engine:?}: {errs:?}");
+        assert!(
+            errs[0].contains("node 2"),
+            "{engine:?} -w {workers}: {errs:?}"
+        );
     }
 }
 
@@ -289,7 +300,7 @@ fn a_distributed_run_of_one_node_ends() {
     let inp: Vec<Record> = (0..10)
         .map(|i| Record::new().with_tag("a", i).with_tag("n", 0))
         .collect();
-    for engine in [EngineKind::Seq, EngineKind::Front] {
+    for engine in ENGINES {
         let (out, stats) = run_dist(&p, engine, 1, inp.clone());
         assert_eq!(out.len(), 10, "{engine:?}");
         assert_eq!(stats[0].box_calls, 10);

@@ -84,7 +84,7 @@ use crate::runtime::{Quiescence, Runtime};
 use crate::task::{Activation, TaskSpec, TaskState};
 use inbox::{After, Inbox, Job, Take};
 use snet_core::det::Token;
-use snet_core::engine::{Engine, RecordSink, RecordSource, RunOptions, RunStats};
+use snet_core::engine::{Engine, Incoming, RecordSink, RecordSource, RunOptions, RunStats};
 use snet_core::inst::{Inst, LoopKey, Slot};
 use snet_core::walk::{Pos, Step, Walker};
 use snet_core::{BoxTable, Net, NodeId, Record, RunError};
@@ -376,7 +376,12 @@ impl Run<'_> {
         if g.is_none() {
             *g = Some(e);
         }
+        drop(g);
         self.stop.store(true, Ordering::Release);
+        if let Some(d) = self.walker.dist() {
+            // The reader may wait for records from other nodes: it must leave.
+            d.interrupt();
+        }
     }
 
     fn output(&self, rec: Record) {
@@ -685,8 +690,10 @@ impl Engine for LpelEngine {
         opts: &RunOptions,
     ) -> Result<RunStats, RunError> {
         let start = Instant::now();
+        let mut walker = Walker::new(net, boxes)?;
+        walker.set_dist(opts.dist.clone())?;
         let run = Run {
-            walker: Walker::new(net, boxes)?,
+            walker,
             output: Mutex::new(output),
             capacity: self.config.stream_capacity.max(1),
             max_bytes: self.config.stream_bytes.max(1),
@@ -729,18 +736,38 @@ impl Engine for LpelEngine {
         let mut sink = |s: Step| {
             step(r, s, 0, here);
         };
+        if let Some(d) = opts.dist.clone() {
+            // A distributed run: the reader answers the termination protocol only while
+            // the runtime is quiescent; wake it when it becomes so.
+            rt.on_quiescent(Box::new(move || d.became_idle()));
+        }
         let root = r.walker.create_root(&mut sink);
         loop {
             if r.stop.load(Ordering::Acquire) {
                 break;
             }
-            match input.next_record() {
-                Ok(Some(rec)) => {
+            // In a distributed run the source also gives records from other nodes, and
+            // blocks until there is something (or the run has ended everywhere).
+            match input.next_incoming(&|| rt.is_quiescent()) {
+                Ok(Some(Incoming::Record(rec))) => {
                     r.walker.counters.input();
                     if let Err(e) =
                         r.walker
                             .walk(Pos::Enter(root.clone()), Token::new(rec), &mut sink)
                     {
+                        r.fail(e);
+                    }
+                }
+                Ok(Some(Incoming::Arrival(a))) => {
+                    let w = r
+                        .walker
+                        .arrival(&root, a, &mut sink)
+                        .and_then(|next| match next {
+                            Some((pos, tok)) => r.walker.walk(pos, tok, &mut sink),
+                            // Instance creation, an initialiser call, a repayment.
+                            None => Ok(()),
+                        });
+                    if let Err(e) = w {
                         r.fail(e);
                     }
                 }

@@ -257,8 +257,8 @@ pub(crate) fn run(mut args: RunArgs) -> ExitCode {
     // The record writer hands over each record at once; `Output` decides when it
     // reaches the file (and writes it if a C box crashes).
     let mut sink = Sink::new(args.format, Box::new(output), true);
-    let mut front_opts: Option<snet_front::FrontOptions> = None;
-    let engine: Box<dyn Engine> = match engine_kind {
+    // Every node of a local distributed run needs an engine of its own.
+    let make_engine: Box<dyn Fn() -> Box<dyn Engine> + Sync> = match engine_kind {
         EngineKind::Lpel => {
             let cli = snet_lpel::snet_engine::CliOptions {
                 stream_capacity: args.lpel.stream_capacity,
@@ -270,7 +270,7 @@ pub(crate) fn run(mut args: RunArgs) -> ExitCode {
                 sched: args.lpel.sched.clone(),
             };
             match snet_lpel::LpelConfig::from_cli(&cli) {
-                Ok(cfg) => Box::new(snet_lpel::LpelEngine::new(cfg)),
+                Ok(cfg) => Box::new(move || Box::new(snet_lpel::LpelEngine::new(cfg.clone()))),
                 // A bad lpel option is a usage error, like every other bad option.
                 Err(e) => return usage(e),
             }
@@ -282,10 +282,11 @@ pub(crate) fn run(mut args: RunArgs) -> ExitCode {
                 Some(k) => k,
                 None => defaults.stream_capacity,
             };
-            Box::new(snet_threads::ThreadsEngine {
+            let e = snet_threads::ThreadsEngine {
                 stream_capacity,
                 ..defaults
-            })
+            };
+            Box::new(move || Box::new(e))
         }
         EngineKind::Front => {
             let input_limit = match args.input_limit.as_deref().map(str::parse) {
@@ -310,21 +311,15 @@ pub(crate) fn run(mut args: RunArgs) -> ExitCode {
                 trace: args.lpel.trace.clone(),
                 ..defaults
             };
-            front_opts = Some(fo.clone());
-            Box::new(snet_front::FrontEngine::new(fo))
+            Box::new(move || Box::new(snet_front::FrontEngine::new(fo.clone())))
         }
-        other => other.engine(),
+        other => Box::new(move || other.engine()),
     };
+    let engine = make_engine();
     let distrib = match args.distrib.as_deref().map(parse_distrib).transpose() {
         Ok(d) => d,
         Err(e) => return usage(e),
     };
-    if distrib.is_some() && !matches!(engine_kind, EngineKind::Front | EngineKind::Seq) {
-        return usage(format!(
-            "--distrib runs each node on the front or seq engine; `{}` cannot take records from other nodes yet",
-            engine_kind.name()
-        ));
-    }
     if args.lpel.trace.is_some() && matches!(engine.name(), "seq" | "threads") {
         eprintln!(
             "warning: --trace is written by the front and lpel engines only; the {} engine writes no trace (`--profile FILE.json` gives per-box figures on every engine)",
@@ -376,18 +371,10 @@ pub(crate) fn run(mut args: RunArgs) -> ExitCode {
                 Ok(t) => t,
                 Err(e) => return fail(e),
             };
-            let fo = front_opts.clone().unwrap_or_default();
-            let kind = engine_kind;
-            let make = move || -> Box<dyn Engine> {
-                match kind {
-                    EngineKind::Front => Box::new(snet_front::FrontEngine::new(fo.clone())),
-                    _ => Box::new(snet_core::SeqEngine),
-                }
-            };
             let results = snet::dist::run_local(
                 prog.net(),
                 &tables,
-                &make,
+                &*make_engine,
                 n,
                 Box::new(Counting {
                     inner: source,

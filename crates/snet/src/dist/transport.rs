@@ -160,7 +160,7 @@ impl Link for TransportLink {
                 wire::put_u32(&mut out, node);
                 wire::put_u64(&mut out, fingerprint);
             }
-            Msg::Input(_) | Msg::InputEnd | Msg::InputFailed(_) | Msg::Wake => {
+            Msg::Input(_) | Msg::InputEnd | Msg::InputFailed(_) | Msg::Wake | Msg::Interrupt => {
                 return Err("internal error: a node-local message sent to another node".into())
             }
         }
