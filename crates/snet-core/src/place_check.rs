@@ -1,50 +1,72 @@
 //! What a distributed run cannot do yet, checked before the first record (spec §16).
 //!
-//! Initialiser boxes (spec §7.4) fire when their composition is created, and their
-//! records are counted in frames that every node makes when it builds its copy of the
-//! static network. Until that counting is lent between nodes the way records' frames
-//! are, an initialiser and every composition around it must run on node 0: a placement
-//! on the way from the root to an initialiser is refused with a message naming it,
-//! rather than giving wrong output or waiting for ever.
+//! Initialiser boxes (spec §7.4) fire when their composition is created, on the
+//! composition's home, which sends the call to the box's node (decision 37). Inside a
+//! deterministic combinator (`||`, `**`, `!!`) their records are also counted in a
+//! *creation frame* that every node makes when it builds its copy of the network; only
+//! the copy on the combinator's home orders its output, and the composition's home,
+//! which fires the initialiser, may be another node (or a node that created the
+//! composition only to route by). Until creation frames are lent between nodes the way
+//! records' frames are, an initialiser that lies both inside a placement and inside a
+//! deterministic combinator is refused with a message naming both, rather than giving
+//! wrong output or waiting for ever. Initialisers in placements outside deterministic
+//! combinators, and initialisers in deterministic combinators with no placement
+//! around them, run distributed.
 
 use crate::error::RunError;
 use crate::net::{Net, NodeId, NodeKind};
 
-/// Fails if a placement (`@`, `!@`, `!!@`) encloses an initialiser box.
+/// Fails if an initialiser box lies inside both a placement (`@`, `!@`, `!!@`) and a
+/// deterministic combinator.
 pub(crate) fn check(net: &Net) -> Result<(), RunError> {
-    // (node, the innermost placement above it)
-    let mut todo: Vec<(NodeId, Option<NodeId>)> = vec![(net.root, None)];
+    // (node, the innermost placement above it, the innermost deterministic combinator
+    // above it)
+    type Item = (NodeId, Option<NodeId>, Option<NodeId>);
+    let mut todo: Vec<Item> = vec![(net.root, None, None)];
     let mut seen = std::collections::HashSet::new();
-    while let Some((id, placed)) = todo.pop() {
-        if !seen.insert((id, placed)) {
+    while let Some((id, placed, det)) = todo.pop() {
+        if !seen.insert((id, placed, det)) {
             continue;
         }
         let n = net.node(id);
+        // What lies below a deterministic combinator.
+        let below = |is_det: bool| if is_det { Some(id) } else { det };
         match &n.kind {
             NodeKind::Box(b) => {
-                if let (Some(p), None) = (placed, &net.boxes[*b].input) {
-                    let at = net.node(p);
+                if let (Some(p), Some(d), None) = (placed, det, &net.boxes[*b].input) {
+                    let (at, dn) = (net.node(p), net.node(d));
+                    let what = match &at.kind {
+                        NodeKind::At { node, .. } => format!("@ {node}"),
+                        NodeKind::Split { index, det, .. } => {
+                            format!("{}@ <{index}>", if *det { "!!" } else { "!" })
+                        }
+                        _ => at.name.to_string(),
+                    };
                     return Err(RunError::new(
-                        format!("{} at {}", at.name, at.loc),
+                        format!("`{what}` at {}", at.loc),
                         None,
                         format!(
-                            "the initialiser box `{}` (at {}) would run inside this placement: initialisers and the compositions around them run on node 0 in a distributed run (not yet placeable)",
-                            n.name, n.loc
+                            "the initialiser box `{}` (at {}) would run inside this placement and inside the deterministic combinator `{}` (at {}): such initialisers are not yet placeable in a distributed run (use the non-deterministic variant, or leave the placement out)",
+                            n.name, n.loc, dn.name, dn.loc
                         ),
                     ));
                 }
             }
-            NodeKind::At { body, .. } => todo.push((*body, Some(id))),
+            NodeKind::At { body, .. } => todo.push((*body, Some(id), det)),
             NodeKind::Split {
-                body, placed: true, ..
-            } => todo.push((*body, Some(id))),
-            NodeKind::Serial(a, b) => todo.extend([(*a, placed), (*b, placed)]),
-            NodeKind::Parallel { branches, .. } => {
-                todo.extend(branches.iter().map(|b| (*b, placed)))
+                body,
+                placed: true,
+                det: d,
+                ..
+            } => todo.push((*body, Some(id), below(*d))),
+            NodeKind::Serial(a, b) => todo.extend([(*a, placed, det), (*b, placed, det)]),
+            NodeKind::Parallel {
+                branches, det: d, ..
+            } => todo.extend(branches.iter().map(|b| (*b, placed, below(*d)))),
+            NodeKind::Star { body, det: d, .. } | NodeKind::Split { body, det: d, .. } => {
+                todo.push((*body, placed, below(*d)))
             }
-            NodeKind::Star { body, .. }
-            | NodeKind::Split { body, .. }
-            | NodeKind::Feedback { body, .. } => todo.push((*body, placed)),
+            NodeKind::Feedback { body, .. } => todo.push((*body, placed, det)),
             NodeKind::Identity | NodeKind::Filter(_) | NodeKind::Sync(_) | NodeKind::Observe(_) => {
             }
         }

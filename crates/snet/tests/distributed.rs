@@ -26,7 +26,12 @@ fn step(i: &BoxInput<'_>, o: &mut BoxOutput<'_>) -> Result<(), BoxFailure> {
     }
 }
 
-const BOXES: &str = "box inc((<a>) -> (<a>)); box dbl((<b>) -> (<b>)); box step((<a>, <go>) -> (<a>, <go>) | (<r>));";
+/// An initialiser (spec §7.4): one record when its composition is created.
+fn seed(_: &BoxInput<'_>, o: &mut BoxOutput<'_>) -> Result<(), BoxFailure> {
+    o.emit(1, vec![snet::Arg::Tag(1000)])
+}
+
+const BOXES: &str = "box inc((<a>) -> (<a>)); box dbl((<b>) -> (<b>)); box step((<a>, <go>) -> (<a>, <go>) | (<r>)); box seed( -> (<a>));";
 
 /// Every engine runs distributed.
 const ENGINES: [EngineKind; 4] = [
@@ -44,6 +49,7 @@ fn program(name: &str, body: &str) -> Program {
     let _ = p.bind("inc", inc);
     let _ = p.bind("dbl", dbl);
     let _ = p.bind("step", step);
+    let _ = p.bind("seed", seed);
     p
 }
 
@@ -116,6 +122,12 @@ fn cases() -> Vec<(&'static str, &'static str, u32)> {
         ("star", "(((inc .. [{<a>} -> if <a > 20> then {<a>, <done>} else {<a>}]) * {<done>}) @ 1) | dbl | (step \\ {<go>})", 2),
         ("feedback", "inc | dbl | ((step \\ {<go>}) @ 1)", 2),
         ("nested", "((inc .. (inc @ 0)) | (dbl @ 1) | (step \\ {<go>})) !@ <n>", 2),
+        // Initialisers in placements: the composition's home fires them (its gate
+        // holds the other branches back until they returned), on the box's node.
+        ("init_placed", "((seed | inc) @ 1) | dbl | (step \\ {<go>})", 2),
+        ("init_box_placed", "((seed @ 2) | (inc @ 1)) | dbl | (step \\ {<go>})", 3),
+        ("init_in_star", "((((seed | inc) .. [{<a>} -> if <a > 20> then {<a>, <done>} else {<a>}]) @ 1) * {<done>}) | dbl | (step \\ {<go>})", 2),
+        ("init_in_split", "((seed | inc | dbl | (step \\ {<go>})) !@ <n>)", 1),
         ("star_in_placed", "((((inc .. [{<a>} -> if <a > 20> then {<a>, <done>} else {<a>}]) * {<done>}) .. inc) @ 1) | (dbl @ 1) | (step \\ {<go>})", 2),
     ]
 }
@@ -199,6 +211,40 @@ fn placements_the_run_cannot_honour_are_errors_naming_them() {
         vec![Record::new().with_tag("a", 1).with_tag("n", -1)],
     );
     assert!(e.contains("index value -1"), "{e}");
+    // An initialiser inside a placement and a deterministic combinator (decision 39).
+    let p = program("detinit", "((seed @ 1) | inc) || dbl");
+    let e = dist_error(&p, 2, vec![Record::new().with_tag("a", 1)]);
+    assert!(
+        e.contains("`seed`") && e.contains("not yet placeable") && e.contains("@ 1"),
+        "{e}"
+    );
+}
+
+#[test]
+fn initialisers_fire_once_on_the_node_of_their_box() {
+    // The gate of `seed | inc` is on node 0; seed runs on node 2 and its record comes
+    // back before any record inc (on node 1) produced.
+    let p = program("gate", "((seed @ 2) | (inc @ 1)) | dbl");
+    let inp: Vec<Record> = (0..20).map(|i| Record::new().with_tag("a", i)).collect();
+    for engine in ENGINES {
+        let (out, stats) = run_dist(&p, engine, 3, inp.clone());
+        assert_eq!(out.len(), 21, "{engine:?}");
+        assert_eq!(
+            stats[2].box_calls, 1,
+            "{engine:?}: seed ran once, on node 2"
+        );
+        assert_eq!(stats[1].box_calls, 20, "{engine:?}: inc ran on node 1");
+        assert_eq!(stats[0].box_calls, 0, "{engine:?}");
+        // Spec §7.4: the initialiser's record leaves the composition first.
+        let first_a = out
+            .iter()
+            .find(|r| format!("{r:?}").contains("<a>"))
+            .unwrap();
+        assert!(
+            format!("{first_a:?}").contains("1000"),
+            "{engine:?}: {out:?}"
+        );
+    }
 }
 
 #[test]
