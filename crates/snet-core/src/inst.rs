@@ -136,6 +136,12 @@ pub struct Inst {
     /// For star stages: a later stage such that every stage in between is an identity
     /// (fired synchrocells), for O(1) passage through long fired chains (spec §7.6).
     pub(crate) skip: Mutex<Option<Weak<Inst>>>,
+    /// For box instances: the box instance a record leaving this one enters next, when
+    /// the way there is serial composition only (no collector, test, state or other
+    /// node on it); `None` inside otherwise. Found on the first record that leaves
+    /// (the instance tree below a serial composition never changes), then one load
+    /// per hop instead of a reference-count update per level climbed and descended.
+    pub(crate) succ: OnceLock<Option<Arc<Inst>>>,
 }
 
 impl fmt::Debug for Inst {
@@ -168,6 +174,11 @@ impl Inst {
     /// Moves the child instances this instance owns into `out`, leaving it childless.
     fn take_children(&mut self, out: &mut Vec<Arc<Inst>>) {
         if let Some(n) = self.next_stage.take() {
+            out.push(n);
+        }
+        // A successor is also owned by its serial composition; taken so that a chain of
+        // successors is never freed by recursion.
+        if let Some(Some(n)) = self.succ.take() {
             out.push(n);
         }
         match std::mem::replace(&mut self.kind, InstKind::Identity) {
@@ -419,6 +430,7 @@ impl Inst {
                 parent,
                 kind,
                 next_stage: OnceLock::new(),
+                succ: OnceLock::new(),
                 skip: Mutex::new(None),
             }
         });
@@ -512,6 +524,39 @@ impl Inst {
     /// The parent instance (`None` for the root).
     pub fn parent(&self) -> Option<Arc<Inst>> {
         self.parent.upgrade()
+    }
+
+    /// The box instance a record leaving box instance `self` enters next, when only
+    /// serial composition lies between them (see the `succ` field).
+    #[inline]
+    pub(crate) fn serial_successor(self: &Arc<Inst>) -> Option<&Arc<Inst>> {
+        self.succ
+            .get_or_init(|| Inst::find_serial_successor(self))
+            .as_ref()
+    }
+
+    fn find_serial_successor(leaf: &Arc<Inst>) -> Option<Arc<Inst>> {
+        if !matches!(leaf.kind, InstKind::Box(..)) {
+            return None;
+        }
+        // Up while leaving the right operand of `..`, then into the right operand.
+        let mut cur = leaf.clone();
+        let mut next = loop {
+            let parent = cur.parent()?;
+            match (&parent.kind, cur.slot) {
+                (InstKind::Serial(_, b), Slot::Left) => break b.clone(),
+                (InstKind::Serial(..), Slot::Right) => cur = parent,
+                _ => return None,
+            }
+        };
+        // Down through left operands to the box the record enters.
+        loop {
+            match &next.kind {
+                InstKind::Box(..) => return Some(next),
+                InstKind::Serial(a, _) => next = a.clone(),
+                _ => return None,
+            }
+        }
     }
 
     /// The key of the outermost feedback instance enclosing this instance (see

@@ -620,8 +620,17 @@ impl<'a> Walker<'a> {
         ctx: crate::det::Ctx,
         sink: &mut dyn FnMut(Step),
     ) -> Result<(), RunError> {
-        let mut emit =
-            |tok: Token, sink: &mut dyn FnMut(Step)| self.walk(Pos::Leave(leaf.clone()), tok, sink);
+        let mut emit = |tok: Token, sink: &mut dyn FnMut(Step)| {
+            // The common hop: straight on to the next box of a serial composition (in
+            // one process: a distributed run checks the homes on the way).
+            if !self.distributed {
+                if let Some(next) = leaf.serial_successor() {
+                    sink(Step::Box(next.clone(), tok));
+                    return Ok(());
+                }
+            }
+            self.walk(Pos::Leave(leaf.clone()), tok, sink)
+        };
         self.invoke_box(leaf, input, ctx, &mut emit, sink)
     }
 

@@ -183,7 +183,9 @@ impl WorkerThread {
             stolen_from: Cell::new(usize::MAX),
             publish_limit: publish_limit.min(isize::MAX as usize) as isize,
             stacks: RefCell::new(Vec::new()),
-            rng: Cell::new(0x9E37_79B9_7F4A_7C15 ^ ((index as u64 + 1) * 0xD1B5_4A32_D192_ED03)),
+            rng: Cell::new(
+                0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03),
+            ),
         };
         CURRENT.with(|c| c.set(&w));
         w.scheduler_loop();

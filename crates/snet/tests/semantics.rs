@@ -595,3 +595,34 @@ fn a_long_pipeline_with_an_error_exit_routes_on_every_engine() {
         assert!(msg.contains("x15?") && msg.contains("may lack"), "{msg}");
     }
 }
+
+#[test]
+fn serial_chains_hop_straight_to_the_next_box_and_nowhere_else() {
+    // Records leaving a box go straight on to the next box of a serial composition (a
+    // successor found once per box instance, issue 26); what lies between two boxes
+    // that is not `..` (a parallel composition, a star, a filter, a synchrocell, a
+    // nested chain's end) must still be walked. Every box adds its own number to <t>
+    // times ten, so the output shows the exact path each record took.
+    let src = "net chain {
+        box b1((<t>) -> (<t>)); box b2((<t>) -> (<t>)); box b3((<t>) -> (<t>));
+        box b4((<t>) -> (<t>)); box b5((<t>) -> (<t>)); box b6((<t>) -> (<t>));
+    } connect b1 .. (b2 .. b3) .. ((b4 .. [{<t>} -> {<t>, <odd>}]) | (b5 .. [{<t>} -> {<t>, <even>}]))
+              .. ((b6 .. [{<t>} -> {<t>, <done>}]) * {<done>});";
+    let mut p = Program::from_source("chain.snet", src).unwrap();
+    for (i, name) in ["b1", "b2", "b3", "b4", "b5", "b6"].iter().enumerate() {
+        let k = i as i32 + 1;
+        p.bind(name, move |inp: &BoxInput<'_>, out: &mut BoxOutput<'_>| {
+            let t = inp.tag("t").unwrap_or(0);
+            out.emit(1, vec![Arg::Tag(t * 10 + k)])
+        })
+        .unwrap();
+    }
+    // `|` picks b4 and b5 alike for {<t>}: either path, but always whole.
+    for out in run_all(&p, vec![Record::new().with_tag("t", 0)]) {
+        assert_eq!(out.len(), 1);
+        let t = tag(&out[0], "t").unwrap();
+        assert!(t == 12346 || t == 12356, "path {t}");
+        assert_eq!(out[0].has(Label::tag("odd")), t == 12346);
+        assert_eq!(out[0].has(Label::tag("even")), t == 12356);
+    }
+}
