@@ -9,9 +9,18 @@
 //!
 //! Memory ordering: reference counting is `std::sync::Arc`'s (Release on decrement,
 //! Acquire fence before free).
+//!
+//! Reuse: objects with inline storage (every scalar) whose last reference is dropped go
+//! to a small per-thread pool instead of the allocator, and new inline objects are
+//! taken from it (issue 26: a box that replaces a scalar field costs no heap
+//! allocation per firing). An object enters the pool only through
+//! [`std::sync::Arc::get_mut`] succeeding — no other reference exists, and that check
+//! synchronises with every earlier release exactly as `Arc`'s own free does — and is
+//! reinitialised (type, length, zeroed storage) before it is handed out again.
 
-use std::cell::UnsafeCell;
+use std::cell::{RefCell, UnsafeCell};
 use std::fmt;
+use std::mem::ManuallyDrop;
 use std::sync::Arc;
 
 /// The twelve C4SNet element types; discriminants are the ABI values of spec §12.2.
@@ -128,8 +137,46 @@ unsafe impl Sync for Object {}
 unsafe impl Send for Object {}
 
 /// A reference-counted C4SNet data object (spec §12.5). `Clone` is `C4SNetShallowCopy`.
-#[derive(Clone)]
-pub struct Value(Arc<Object>);
+pub struct Value(ManuallyDrop<Arc<Object>>);
+
+/// Objects with inline storage a thread keeps for reuse (see the module doc).
+const POOL_MAX: usize = 256;
+
+thread_local! {
+    static POOL: RefCell<Vec<Arc<Object>>> = const { RefCell::new(Vec::new()) };
+}
+
+impl Clone for Value {
+    #[inline]
+    fn clone(&self) -> Value {
+        Value(ManuallyDrop::new(Arc::clone(&self.0)))
+    }
+}
+
+impl Drop for Value {
+    #[inline]
+    fn drop(&mut self) {
+        // SAFETY: `self.0` is not used again (this is its drop).
+        let mut arc = unsafe { ManuallyDrop::take(&mut self.0) };
+        if arc.heap.is_empty() && Arc::get_mut(&mut arc).is_some() {
+            // The last reference to an inline object: keep it for the next one.
+            let spare = POOL
+                .try_with(|p| {
+                    let mut p = p.borrow_mut();
+                    if p.len() < POOL_MAX {
+                        p.push(arc);
+                        None
+                    } else {
+                        Some(arc)
+                    }
+                })
+                .unwrap_or(None);
+            drop(spare);
+            return;
+        }
+        drop(arc);
+    }
+}
 
 impl Value {
     /// A new object of `len` zeroed elements; `scalar` objects have exactly one element.
@@ -144,7 +191,21 @@ impl Value {
         let terminated = !scalar && matches!(ctype, CType::Char | CType::UChar);
         let bytes = bytes + usize::from(terminated);
         let words = bytes.div_ceil(16).max(1);
-        Value(Arc::new(Object {
+        if bytes <= 16 {
+            let reused = POOL.try_with(|p| p.borrow_mut().pop()).ok().flatten();
+            if let Some(mut arc) = reused {
+                // Only unique objects enter the pool, and nothing can have cloned one
+                // since: it is still unique.
+                if let Some(o) = Arc::get_mut(&mut arc) {
+                    o.ctype = ctype;
+                    o.scalar = scalar;
+                    o.len = len;
+                    *o.inline.get_mut() = 0;
+                    return Value(ManuallyDrop::new(arc));
+                }
+            }
+        }
+        Value(ManuallyDrop::new(Arc::new(Object {
             ctype,
             scalar,
             len,
@@ -154,7 +215,7 @@ impl Value {
             } else {
                 (0..words).map(|_| UnsafeCell::new(0)).collect()
             },
-        }))
+        })))
     }
 
     /// A new object holding a copy of `bytes` (which must be `len * size` long; shorter
@@ -286,7 +347,10 @@ impl Value {
 
     /// Hands this reference to C as an opaque `c4snet_data_t *`.
     pub fn into_raw(self) -> *mut std::ffi::c_void {
-        Arc::into_raw(self.0).cast_mut().cast()
+        let me = ManuallyDrop::new(self);
+        // SAFETY: `me` is never dropped, so its reference moves into the raw pointer.
+        let arc = unsafe { std::ptr::read(&*me.0) };
+        Arc::into_raw(arc).cast_mut().cast()
     }
 
     /// Takes back one reference handed out by [`Value::into_raw`].
@@ -295,7 +359,9 @@ impl Value {
     /// `p` must come from `into_raw` and its reference must not have been taken back yet.
     pub unsafe fn from_raw(p: *mut std::ffi::c_void) -> Value {
         // SAFETY: guaranteed by the caller.
-        Value(unsafe { Arc::from_raw(p.cast_const().cast::<Object>()) })
+        Value(ManuallyDrop::new(unsafe {
+            Arc::from_raw(p.cast_const().cast::<Object>())
+        }))
     }
 
     /// Adds one reference to a raw object (`C4SNetShallowCopy`).
@@ -335,6 +401,40 @@ impl fmt::Debug for Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_freed_scalar_object_is_reused_zeroed_and_retyped() {
+        let a = Value::int(7);
+        let addr = a.data_ptr();
+        drop(a);
+        // The next inline object of this thread is the same memory, reinitialised.
+        let b = Value::alloc(CType::Double, 1, true);
+        assert_eq!(b.data_ptr(), addr);
+        assert_eq!((b.ctype(), b.len(), b.is_scalar()), (CType::Double, 1, true));
+        assert_eq!(b.get_f64(0), Some(0.0));
+        let c = Value::from_bytes(CType::Char, 3, false, b"abc");
+        assert_eq!(c.bytes(), b"abc");
+        assert_eq!(c.byte_len(), 3);
+    }
+
+    #[test]
+    fn a_shared_object_is_not_reused_while_a_reference_lives() {
+        let a = Value::int(5);
+        let keep = a.clone();
+        let addr = a.data_ptr();
+        drop(a);
+        let b = Value::int(6);
+        assert_ne!(b.data_ptr(), addr, "reused while `keep` still refers to it");
+        assert_eq!(keep.as_i32(), Some(5));
+        assert_eq!(b.as_i32(), Some(6));
+        // A raw reference (held by C code) keeps it too.
+        let raw = keep.into_raw();
+        let c = Value::int(8);
+        assert_ne!(c.data_ptr(), addr);
+        // SAFETY: `raw` came from `into_raw` above and is taken back once.
+        let back = unsafe { Value::from_raw(raw) };
+        assert_eq!(back.as_i32(), Some(5));
+    }
 
     #[test]
     fn char_arrays_are_followed_by_a_zero_byte() {

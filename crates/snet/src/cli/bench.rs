@@ -147,9 +147,9 @@ fn deep(d: u32, c_boxes: bool) -> Result<Bench, String> {
         prog.bind("foo", |i: &BoxInput<'_>, o: &mut BoxOutput<'_>| {
             let a = i.int("A").unwrap_or(0);
             if a > 0 {
-                o.emit(1, vec![Arg::int(a - 1)])
+                o.emit(1, [Arg::int(a - 1)])
             } else {
-                o.emit(2, vec![Arg::int(0)])
+                o.emit(2, [Arg::int(0)])
             }
         })
         .map_err(|e| e.to_string())?;
