@@ -98,13 +98,20 @@ pub fn invoke(
     sig: &BoxSig,
     loc: &str,
     f: &dyn BoxFn,
-    input: Option<Record>,
+    input: Option<&mut Record>,
     ctx: &Ctx,
     sink: &mut dyn FnMut(Token) -> Result<(), RunError>,
 ) -> Result<usize, RunError> {
-    // Built in place (no tuple of moved records: the record is large and moving it
-    // around cost store-forwarding stalls on the hot path).
-    let mut rest = input.unwrap_or_default();
+    // The input record becomes what the box does not take, in place (the record is
+    // large, and every move of it cost a copy, often with a store-forwarding stall).
+    let mut empty;
+    let rest: &mut Record = match input {
+        Some(r) => r,
+        None => {
+            empty = Record::new();
+            &mut empty
+        }
+    };
     let mut args = Args::new();
     // Tag values the box takes, for an error message (copies of integers, no cost worth
     // the name; fields are named without their values, see `box_error`).
@@ -142,7 +149,7 @@ pub fn invoke(
     };
     let mut em = BoxEmitter {
         sig,
-        rest: &rest,
+        rest,
         mode,
         ctx,
         sink,
@@ -158,7 +165,7 @@ pub fn invoke(
         Ok(Err(e)) => Err(box_error(
             sig,
             loc,
-            &rest,
+            rest,
             &taken_tags,
             format!("box failed: {e}"),
         )),
@@ -167,7 +174,7 @@ pub fn invoke(
             Err(box_error(
                 sig,
                 loc,
-                &rest,
+                rest,
                 &taken_tags,
                 format!("box panicked: {msg}"),
             ))

@@ -616,7 +616,7 @@ impl<'a> Walker<'a> {
     pub fn run_box(
         &self,
         leaf: &Arc<Inst>,
-        input: Option<Record>,
+        input: Option<&mut Record>,
         ctx: crate::det::Ctx,
         sink: &mut dyn FnMut(Step),
     ) -> Result<(), RunError> {
@@ -642,7 +642,7 @@ impl<'a> Walker<'a> {
     pub fn run_box_collect(
         &self,
         leaf: &Arc<Inst>,
-        input: Option<Record>,
+        input: Option<&mut Record>,
         ctx: crate::det::Ctx,
         out: &mut Vec<Token>,
         sink: &mut dyn FnMut(Step),
@@ -657,7 +657,7 @@ impl<'a> Walker<'a> {
     fn invoke_box(
         &self,
         leaf: &Arc<Inst>,
-        input: Option<Record>,
+        input: Option<&mut Record>,
         ctx: crate::det::Ctx,
         emit: &mut EmitFn<'_>,
         sink: &mut dyn FnMut(Step),

@@ -411,7 +411,7 @@ impl<'s, 'a> Worker<'s, 'a> {
             }
             self.depth = s.depth;
             let start = self.tracer.as_ref().map(Tracer::now);
-            let (input, ctx) = match self.next_job.take() {
+            let (mut input, ctx) = match self.next_job.take() {
                 Some(Job::Data(tok)) => (Some(tok.rec), tok.ctx),
                 Some(Job::Init(ctx)) => (None, ctx),
                 None => match self.held_tok.take() {
@@ -422,7 +422,7 @@ impl<'s, 'a> Worker<'s, 'a> {
             self.new_call();
             let cur = Arc::as_ptr(&leaf) as usize;
             let r =
-                sh.w.run_box(&leaf, input, ctx, &mut |st| self.on_step(st, cur));
+                sh.w.run_box(&leaf, input.as_mut(), ctx, &mut |st| self.on_step(st, cur));
             if let (Some(t), Some(start)) = (self.tracer.as_mut(), start) {
                 let name = &sh.w.net.node(leaf.node).name;
                 t.record(EventKind::Box, name, start);
@@ -482,13 +482,15 @@ impl<'s, 'a> Worker<'s, 'a> {
         }
         self.depth = s.depth;
         let start = self.tracer.as_ref().map(Tracer::now);
-        let (input, ctx) = match job {
+        let (mut input, ctx) = match job {
             Job::Data(tok) => (Some(tok.rec), tok.ctx),
             Job::Init(ctx) => (None, ctx),
         };
         let mut outs = Vec::new();
         let r =
-            sh.w.run_box_collect(&leaf, input, ctx, &mut outs, &mut |st| self.deliver_now(st));
+            sh.w.run_box_collect(&leaf, input.as_mut(), ctx, &mut outs, &mut |st| {
+                self.deliver_now(st)
+            });
         release(sh, &s.ent);
         if let (Some(t), Some(start)) = (self.tracer.as_mut(), start) {
             let name = &sh.w.net.node(leaf.node).name;

@@ -319,7 +319,7 @@ fn box_thread(env: Env<'_, '_>, leaf: Arc<Inst>, inbox: Arc<Inbox>, fb: usize) {
     // Blocking: idle box threads cost nothing (a star of thousands of stages has
     // thousands of them; waking each every few milliseconds made runs quadratic).
     while inbox.take(&mut hand, &shared.activity, &|| shared.deadlock()) {
-        while let Some(job) = hand.pop_front() {
+        while let Some(mut job) = hand.pop_front() {
             if shared.stop.load(Ordering::Acquire) {
                 // A run-time error stops the run: skip the work, keep the count.
                 drop(job);
@@ -328,7 +328,9 @@ fn box_thread(env: Env<'_, '_>, leaf: Arc<Inst>, inbox: Arc<Inbox>, fb: usize) {
             }
             let mut sink = |s: Step| dispatch(&env, s, Some(fb));
             let r = catch_unwind(AssertUnwindSafe(|| {
-                shared.walker.run_box(&leaf, job.rec, job.ctx, &mut sink)
+                shared
+                    .walker
+                    .run_box(&leaf, job.rec.as_mut(), job.ctx, &mut sink)
             }));
             match r {
                 Ok(Ok(())) => {}

@@ -410,7 +410,10 @@ mod tests {
         // The next inline object of this thread is the same memory, reinitialised.
         let b = Value::alloc(CType::Double, 1, true);
         assert_eq!(b.data_ptr(), addr);
-        assert_eq!((b.ctype(), b.len(), b.is_scalar()), (CType::Double, 1, true));
+        assert_eq!(
+            (b.ctype(), b.len(), b.is_scalar()),
+            (CType::Double, 1, true)
+        );
         assert_eq!(b.get_f64(0), Some(0.0));
         let c = Value::from_bytes(CType::Char, 3, false, b"abc");
         assert_eq!(c.bytes(), b"abc");

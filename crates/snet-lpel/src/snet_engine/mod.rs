@@ -614,7 +614,7 @@ impl BoxTask {
     }
 
     /// Runs one job; true if it queued a record in a feedback loop around this box.
-    fn run_job(&self, job: Job) -> bool {
+    fn run_job(&self, mut job: Job) -> bool {
         let run = self.run;
         if run.stop.load(Ordering::Acquire) {
             return false; // the run is failing: drop the job
@@ -623,7 +623,8 @@ impl BoxTask {
         let mut looped = false;
         let mut sink = |s: Step| looped |= step(run, s, fb, Here::Task);
         let r = catch_unwind(AssertUnwindSafe(|| {
-            run.walker.run_box(&self.leaf, job.rec, job.ctx, &mut sink)
+            run.walker
+                .run_box(&self.leaf, job.rec.as_mut(), job.ctx, &mut sink)
         }));
         match r {
             Ok(Ok(())) => {}
