@@ -136,14 +136,17 @@ impl Seq<'_, '_, '_> {
     /// Runs one queued box or initialiser step.
     fn run_job(&mut self, job: Step) -> Result<(), RunError> {
         let w = self.w;
-        let (leaf, mut input, ctx) = match job {
-            Step::Box(leaf, tok) => (leaf, Some(tok.rec), tok.ctx),
-            Step::Init(c) => (c.leaf, None, c.ctx),
+        let mut job = job;
+        // Used where it lies (taking the record, the leaf and the context apart into
+        // new places cost copies of the whole job).
+        let (leaf, input, ctx) = match &mut job {
+            Step::Box(leaf, tok) => (&*leaf, Some(&mut tok.rec), tok.ctx.take()),
+            Step::Init(c) => (&c.leaf, None, c.ctx.take()),
             Step::Output(_) | Step::Flush => unreachable!("never queued"),
         };
-        self.busy.push(Arc::as_ptr(&leaf) as usize);
+        self.busy.push(Arc::as_ptr(leaf) as usize);
         let burst = std::mem::replace(&mut self.burst, 0);
-        let r = w.run_box(&leaf, input.as_mut(), ctx, &mut |s| self.on_step(s));
+        let r = w.run_box(leaf, input, ctx, &mut |s| self.on_step(s));
         self.burst = burst;
         self.busy.pop();
         // A box a relief ran failed first.

@@ -411,18 +411,24 @@ impl<'s, 'a> Worker<'s, 'a> {
             }
             self.depth = s.depth;
             let start = self.tracer.as_ref().map(Tracer::now);
-            let (mut input, ctx) = match self.next_job.take() {
-                Some(Job::Data(tok)) => (Some(tok.rec), tok.ctx),
-                Some(Job::Init(ctx)) => (None, ctx),
+            let mut job = match self.next_job.take() {
+                Some(j) => j,
                 None => match self.held_tok.take() {
-                    Some(tok) => (Some(tok.rec), tok.ctx),
+                    Some(tok) => Job::Data(tok),
                     None => unreachable!("run_unit without a job"),
                 },
+            };
+            // Used where it lies (taking the record and the context apart into new
+            // places cost copies of the whole job).
+            let (input, ctx) = match &mut job {
+                Job::Data(tok) => (Some(&mut tok.rec), tok.ctx.take()),
+                Job::Init(ctx) => (None, ctx.take()),
             };
             self.new_call();
             let cur = Arc::as_ptr(&leaf) as usize;
             let r =
-                sh.w.run_box(&leaf, input.as_mut(), ctx, &mut |st| self.on_step(st, cur));
+                sh.w.run_box(&leaf, input, ctx, &mut |st| self.on_step(st, cur));
+            drop(job);
             if let (Some(t), Some(start)) = (self.tracer.as_mut(), start) {
                 let name = &sh.w.net.node(leaf.node).name;
                 t.record(EventKind::Box, name, start);
