@@ -256,7 +256,7 @@ unsafe extern "C" fn c_alloc(ty: c_int, size: usize, data: *mut *mut c_void) -> 
         fail(format!("C4SNetAlloc: {size} elements are too many"));
         return ptr::null_mut();
     }
-    let v = Value::alloc(t, size, size == 1);
+    let v = Value::alloc_raw(t, size, size == 1);
     if !data.is_null() {
         // SAFETY: a non-null `data` points to a `void *` the caller owns.
         unsafe { *data = v.data_ptr().cast() };
@@ -283,14 +283,18 @@ unsafe extern "C" fn c_create(ty: c_int, size: usize, data: *const c_void) -> *m
         // SAFETY: the caller passes `size` elements of `type` at `data` (spec §12.5).
         unsafe { std::slice::from_raw_parts(data.cast::<u8>(), bytes) }
     };
-    Value::from_bytes(t, size, size == 1, src).into_raw()
+    let v = Value::alloc_raw(t, size, size == 1);
+    let n = src.len().min(v.byte_len());
+    // SAFETY: `v` is not shared yet and its storage holds at least `byte_len` bytes.
+    unsafe { ptr::copy_nonoverlapping(src.as_ptr(), v.data_ptr(), n) };
+    v.into_raw()
 }
 
 /// `C4SNetFree`: releases one reference; NULL is ignored.
 unsafe extern "C" fn c_release(p: *mut c_void) {
     if !p.is_null() {
         // SAFETY: invariant 1: the box owns the reference it releases.
-        drop(unsafe { Value::from_raw(p) });
+        unsafe { Value::release_raw(p) };
     }
 }
 

@@ -10,15 +10,13 @@
 //! Memory ordering: reference counting is `std::sync::Arc`'s (Release on decrement,
 //! Acquire fence before free).
 //!
-//! Reuse: objects with inline storage (every scalar) whose last reference is dropped go
-//! to a small per-thread pool instead of the allocator, and new inline objects are
-//! taken from it (issue 26: a box that replaces a scalar field costs no heap
-//! allocation per firing). An object enters the pool only through
-//! [`std::sync::Arc::get_mut`] succeeding — no other reference exists, and that check
-//! synchronises with every earlier release exactly as `Arc`'s own free does — and is
-//! reinitialised (type, length, zeroed storage) before it is handed out again.
+//! Reuse: a scalar object whose last reference C box code releases (`C4SNetFree`)
+//! goes to a small per-thread pool, and the thread's next `C4SNetCreate`/`C4SNetAlloc`
+//! of an object that small takes it back, retyped and zeroed (issue 26: a C box that
+//! replaces a scalar field costs no heap allocation per firing). Only the C interface
+//! uses the pool: a pool on every drop of a value cost 4-5 % on `deep` and `synchro`.
 
-use std::cell::{RefCell, UnsafeCell};
+use std::cell::UnsafeCell;
 use std::fmt;
 use std::mem::ManuallyDrop;
 use std::sync::Arc;
@@ -136,47 +134,31 @@ unsafe impl Sync for Object {}
 // SAFETY: no thread-affine state.
 unsafe impl Send for Object {}
 
-/// A reference-counted C4SNet data object (spec §12.5). `Clone` is `C4SNetShallowCopy`.
-pub struct Value(ManuallyDrop<Arc<Object>>);
+/// Scalar objects C box code freed, kept per thread for its next `C4SNetCreate` (see
+/// [`Value::release_raw`]).
+const POOL_MAX: usize = 64;
 
-/// Objects with inline storage a thread keeps for reuse (see the module doc).
-const POOL_MAX: usize = 256;
+/// A thread's spare objects, each the only reference to its object (from
+/// `Arc::into_raw`).
+struct Pool(UnsafeCell<Vec<*const Object>>);
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        for p in self.0.get_mut().drain(..) {
+            // SAFETY: every pointer in the pool came from `Arc::into_raw` and is the
+            // only reference to its object.
+            drop(unsafe { Arc::from_raw(p) });
+        }
+    }
+}
 
 thread_local! {
-    static POOL: RefCell<Vec<Arc<Object>>> = const { RefCell::new(Vec::new()) };
+    static POOL: Pool = const { Pool(UnsafeCell::new(Vec::new())) };
 }
 
-impl Clone for Value {
-    #[inline]
-    fn clone(&self) -> Value {
-        Value(ManuallyDrop::new(Arc::clone(&self.0)))
-    }
-}
-
-impl Drop for Value {
-    #[inline]
-    fn drop(&mut self) {
-        // SAFETY: `self.0` is not used again (this is its drop).
-        let mut arc = unsafe { ManuallyDrop::take(&mut self.0) };
-        if arc.heap.is_empty() && Arc::get_mut(&mut arc).is_some() {
-            // The last reference to an inline object: keep it for the next one.
-            let spare = POOL
-                .try_with(|p| {
-                    let mut p = p.borrow_mut();
-                    if p.len() < POOL_MAX {
-                        p.push(arc);
-                        None
-                    } else {
-                        Some(arc)
-                    }
-                })
-                .unwrap_or(None);
-            drop(spare);
-            return;
-        }
-        drop(arc);
-    }
-}
+/// A reference-counted C4SNet data object (spec §12.5). `Clone` is `C4SNetShallowCopy`.
+#[derive(Clone)]
+pub struct Value(Arc<Object>);
 
 impl Value {
     /// A new object of `len` zeroed elements; `scalar` objects have exactly one element.
@@ -191,21 +173,7 @@ impl Value {
         let terminated = !scalar && matches!(ctype, CType::Char | CType::UChar);
         let bytes = bytes + usize::from(terminated);
         let words = bytes.div_ceil(16).max(1);
-        if bytes <= 16 {
-            let reused = POOL.try_with(|p| p.borrow_mut().pop()).ok().flatten();
-            if let Some(mut arc) = reused {
-                // Only unique objects enter the pool, and nothing can have cloned one
-                // since: it is still unique.
-                if let Some(o) = Arc::get_mut(&mut arc) {
-                    o.ctype = ctype;
-                    o.scalar = scalar;
-                    o.len = len;
-                    *o.inline.get_mut() = 0;
-                    return Value(ManuallyDrop::new(arc));
-                }
-            }
-        }
-        Value(ManuallyDrop::new(Arc::new(Object {
+        Value(Arc::new(Object {
             ctype,
             scalar,
             len,
@@ -215,7 +183,7 @@ impl Value {
             } else {
                 (0..words).map(|_| UnsafeCell::new(0)).collect()
             },
-        })))
+        }))
     }
 
     /// A new object holding a copy of `bytes` (which must be `len * size` long; shorter
@@ -347,10 +315,7 @@ impl Value {
 
     /// Hands this reference to C as an opaque `c4snet_data_t *`.
     pub fn into_raw(self) -> *mut std::ffi::c_void {
-        let me = ManuallyDrop::new(self);
-        // SAFETY: `me` is never dropped, so its reference moves into the raw pointer.
-        let arc = unsafe { std::ptr::read(&*me.0) };
-        Arc::into_raw(arc).cast_mut().cast()
+        Arc::into_raw(self.0).cast_mut().cast()
     }
 
     /// Takes back one reference handed out by [`Value::into_raw`].
@@ -359,9 +324,77 @@ impl Value {
     /// `p` must come from `into_raw` and its reference must not have been taken back yet.
     pub unsafe fn from_raw(p: *mut std::ffi::c_void) -> Value {
         // SAFETY: guaranteed by the caller.
-        Value(ManuallyDrop::new(unsafe {
-            Arc::from_raw(p.cast_const().cast::<Object>())
-        }))
+        Value(unsafe { Arc::from_raw(p.cast_const().cast::<Object>()) })
+    }
+
+    /// Releases one reference handed out by [`Value::into_raw`] (`C4SNetFree`); the
+    /// last reference to an object with inline storage (every scalar) is kept in a
+    /// small per-thread pool that [`Value::alloc_raw`] takes from, so that box code
+    /// that frees a scalar and creates the next one allocates nothing (issue 26).
+    ///
+    /// # Safety
+    /// As for [`Value::from_raw`]: `p` must come from `into_raw`, and its reference
+    /// must not have been taken back yet.
+    pub unsafe fn release_raw(p: *mut std::ffi::c_void) {
+        let obj = p.cast_const().cast::<Object>();
+        // SAFETY: the caller holds one reference, so the object is live; the
+        // `ManuallyDrop` leaves that reference as it is.
+        let (inline, count) = unsafe {
+            let arc = ManuallyDrop::new(Arc::from_raw(obj));
+            (arc.heap.is_empty(), Arc::strong_count(&arc))
+        };
+        if inline && count == 1 {
+            // The last reference (values never make weak ones): nobody else can reach
+            // the object. The fence orders its reuse after every other owner's
+            // release, as `Arc`'s own free does.
+            std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
+            let kept = POOL
+                .try_with(|pool| {
+                    // SAFETY: this thread's pool; nothing below reaches it again.
+                    let v = unsafe { &mut *pool.0.get() };
+                    let room = v.len() < POOL_MAX;
+                    if room {
+                        v.push(obj);
+                    }
+                    room
+                })
+                .unwrap_or(false);
+            if kept {
+                return;
+            }
+        }
+        // SAFETY: the caller's reference, released once.
+        drop(unsafe { Value::from_raw(p) });
+    }
+
+    /// A new object of `len` zeroed elements (`C4SNetAlloc`, `C4SNetCreate`): reuses
+    /// an object [`Value::release_raw`] kept when it has inline storage.
+    pub fn alloc_raw(ctype: CType, len: usize, scalar: bool) -> Value {
+        let n = if scalar { 1 } else { len };
+        let terminated = !scalar && matches!(ctype, CType::Char | CType::UChar);
+        if n * ctype.size() + usize::from(terminated) <= 16 {
+            let spare = POOL
+                .try_with(|pool| {
+                    // SAFETY: this thread's pool; nothing below reaches it again.
+                    unsafe { &mut *pool.0.get() }.pop()
+                })
+                .ok()
+                .flatten();
+            if let Some(obj) = spare {
+                // SAFETY: a pooled pointer is the only reference to its object (see
+                // `release_raw`), so the object may be written, and it becomes the
+                // reference returned.
+                unsafe {
+                    let o = &mut *obj.cast_mut();
+                    o.ctype = ctype;
+                    o.scalar = scalar;
+                    o.len = n;
+                    *o.inline.get_mut() = 0;
+                    return Value(Arc::from_raw(obj));
+                }
+            }
+        }
+        Value::alloc(ctype, len, scalar)
     }
 
     /// Adds one reference to a raw object (`C4SNetShallowCopy`).
@@ -403,40 +436,40 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_freed_scalar_object_is_reused_zeroed_and_retyped() {
+    fn a_scalar_c_code_freed_is_reused_zeroed_and_retyped() {
         let a = Value::int(7);
         let addr = a.data_ptr();
-        drop(a);
-        // The next inline object of this thread is the same memory, reinitialised.
-        let b = Value::alloc(CType::Double, 1, true);
-        assert_eq!(b.data_ptr(), addr);
+        let a = a.into_raw();
+        // SAFETY: `a` came from `into_raw`; its only reference is released here.
+        unsafe { Value::release_raw(a) };
+        // The next small object C code asks for on this thread is the same memory.
+        let b = Value::alloc_raw(CType::Double, 1, true);
+        assert_eq!(b.data_ptr(), addr, "the freed object is reused");
         assert_eq!(
             (b.ctype(), b.len(), b.is_scalar()),
             (CType::Double, 1, true)
         );
         assert_eq!(b.get_f64(0), Some(0.0));
-        let c = Value::from_bytes(CType::Char, 3, false, b"abc");
-        assert_eq!(c.bytes(), b"abc");
-        assert_eq!(c.byte_len(), 3);
+        assert_eq!(b.ref_count(), 1);
+        // Arrays too, if their storage is inline.
+        let c = Value::alloc_raw(CType::Char, 3, false);
+        assert_eq!((c.len(), c.byte_len(), c.is_scalar()), (3, 3, false));
     }
 
     #[test]
-    fn a_shared_object_is_not_reused_while_a_reference_lives() {
-        let a = Value::int(5);
-        let keep = a.clone();
-        let addr = a.data_ptr();
-        drop(a);
-        let b = Value::int(6);
-        assert_ne!(b.data_ptr(), addr, "reused while `keep` still refers to it");
+    fn a_shared_object_is_not_pooled_when_c_code_frees_its_reference() {
+        let keep = Value::int(5);
+        let raw = keep.clone().into_raw();
+        // SAFETY: `raw` is one reference from `into_raw`, released once.
+        unsafe { Value::release_raw(raw) };
+        let b = Value::alloc_raw(CType::Int, 1, true);
+        assert_ne!(
+            b.data_ptr(),
+            keep.data_ptr(),
+            "reused while `keep` refers to it"
+        );
         assert_eq!(keep.as_i32(), Some(5));
-        assert_eq!(b.as_i32(), Some(6));
-        // A raw reference (held by C code) keeps it too.
-        let raw = keep.into_raw();
-        let c = Value::int(8);
-        assert_ne!(c.data_ptr(), addr);
-        // SAFETY: `raw` came from `into_raw` above and is taken back once.
-        let back = unsafe { Value::from_raw(raw) };
-        assert_eq!(back.as_i32(), Some(5));
+        assert_eq!(keep.ref_count(), 1);
     }
 
     #[test]
