@@ -157,7 +157,7 @@ pub(crate) unsafe fn invoke(
     call: CallFn,
     name: &str,
     outputs: &[Vec<SlotKind>],
-    args: Args,
+    args: &mut Args,
     out: &mut dyn Emitter,
 ) -> Result<(), BoxFailure> {
     const STACK_SLOTS: usize = 16;
@@ -169,7 +169,7 @@ pub(crate) unsafe fn invoke(
         heap.resize(args.len(), Slot { tag: 0 });
         &mut heap
     };
-    for (slot, arg) in slots.iter_mut().zip(args) {
+    for (slot, arg) in slots.iter_mut().zip(args.drain(..)) {
         *slot = match arg {
             // Invariant 1: one reference passes to the box.
             Arg::Field(Some(v)) => Slot {
@@ -411,7 +411,9 @@ unsafe extern "C" fn c_emit(hnd: *mut c_void, variant: c_int, n: c_int, values: 
     // Invariant 4: runtime code is not box code; the emitter may also run other boxes or
     // move this call to another thread.
     CURRENT.with(|c| c.set(ptr::null_mut()));
-    let result = catch_unwind(AssertUnwindSafe(|| out.emit(variant as usize, args)));
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        out.emit_from(variant as usize, &mut args)
+    }));
     CURRENT.with(|c| c.set(hnd));
     match result {
         Ok(Ok(())) => {}

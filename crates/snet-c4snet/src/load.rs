@@ -46,7 +46,11 @@ impl std::fmt::Debug for CBox {
 }
 
 impl BoxFn for CBox {
-    fn invoke(&self, args: Args, out: &mut dyn Emitter) -> Result<(), BoxFailure> {
+    fn invoke(&self, mut args: Args, out: &mut dyn Emitter) -> Result<(), BoxFailure> {
+        self.invoke_from(&mut args, out)
+    }
+
+    fn invoke_from(&self, args: &mut Args, out: &mut dyn Emitter) -> Result<(), BoxFailure> {
         if args.len() != self.inputs.len() {
             return Err(BoxFailure(format!(
                 "box `{}` takes {} argument(s), got {}",

@@ -19,7 +19,11 @@ struct BoxEmitter<'a> {
 }
 
 impl Emitter for BoxEmitter<'_> {
-    fn emit(&mut self, variant: usize, values: Args) -> Result<(), BoxFailure> {
+    fn emit(&mut self, variant: usize, mut values: Args) -> Result<(), BoxFailure> {
+        self.emit_from(variant, &mut values)
+    }
+
+    fn emit_from(&mut self, variant: usize, values: &mut Args) -> Result<(), BoxFailure> {
         if self.failed.is_some() {
             return Err(BoxFailure("the run is stopping".into()));
         }
@@ -39,7 +43,7 @@ impl Emitter for BoxEmitter<'_> {
         }
         let mut rec = Record::new();
         rec.mode = self.mode;
-        for (l, v) in labels.iter().zip(values) {
+        for (l, v) in labels.iter().zip(values.drain(..)) {
             match (l.kind(), v) {
                 (LabelKind::Field, Arg::Field(f)) => rec.set_field(*l, f),
                 (LabelKind::Tag | LabelKind::BTag, Arg::Tag(t)) => rec.set_tag(*l, t),
@@ -156,7 +160,7 @@ pub fn invoke(
         failed: None,
         emitted: 0,
     };
-    let result = catch_unwind(AssertUnwindSafe(|| f.invoke(args, &mut em)));
+    let result = catch_unwind(AssertUnwindSafe(|| f.invoke_from(&mut args, &mut em)));
     if let Some(e) = em.failed.take() {
         return Err(e);
     }

@@ -55,6 +55,13 @@ pub trait Emitter {
     /// per label of that variant, in written order. An out-of-range variant or a wrong
     /// number/kind of values is an error; the box should stop and return it.
     fn emit(&mut self, variant: usize, values: Args) -> Result<(), BoxFailure>;
+
+    /// [`Emitter::emit`] with the values taken out of `values` (left empty): what the
+    /// runtime's own callers use, so that the value list is not copied on the way
+    /// (implementations on the record path override it; the default forwards).
+    fn emit_from(&mut self, variant: usize, values: &mut Args) -> Result<(), BoxFailure> {
+        self.emit(variant, std::mem::take(values))
+    }
 }
 
 /// A box implementation.
@@ -64,6 +71,13 @@ pub trait Emitter {
 pub trait BoxFn: Send + Sync {
     /// Runs the box once.
     fn invoke(&self, args: Args, out: &mut dyn Emitter) -> Result<(), BoxFailure>;
+
+    /// [`BoxFn::invoke`] with the arguments taken out of `args` (left in an unspecified
+    /// state): what the runtime calls, so that the argument list is not copied on the
+    /// way (implementations on the record path override it; the default forwards).
+    fn invoke_from(&self, args: &mut Args, out: &mut dyn Emitter) -> Result<(), BoxFailure> {
+        self.invoke(std::mem::take(args), out)
+    }
 }
 
 impl<F> BoxFn for F

@@ -134,9 +134,8 @@ impl Seq<'_, '_, '_> {
     }
 
     /// Runs one queued box or initialiser step.
-    fn run_job(&mut self, job: Step) -> Result<(), RunError> {
+    fn run_job(&mut self, mut job: Step) -> Result<(), RunError> {
         let w = self.w;
-        let mut job = job;
         // Used where it lies (taking the record, the leaf and the context apart into
         // new places cost copies of the whole job).
         let (leaf, input, ctx) = match &mut job {

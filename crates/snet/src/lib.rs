@@ -104,7 +104,7 @@ impl EngineKind {
 #[derive(Debug)]
 pub struct BoxInput<'a> {
     names: &'a [(LabelKind, &'static str)],
-    args: snet_core::Args,
+    args: &'a mut snet_core::Args,
 }
 
 impl BoxInput<'_> {
@@ -171,7 +171,8 @@ impl BoxOutput<'_> {
         variant: usize,
         values: impl IntoIterator<Item = Arg>,
     ) -> Result<(), BoxFailure> {
-        self.em.emit(variant, values.into_iter().collect())
+        let mut values: snet_core::Args = values.into_iter().collect();
+        self.em.emit_from(variant, &mut values)
     }
 }
 
@@ -208,7 +209,15 @@ impl<F> BoxFn for RustBox<F>
 where
     F: Fn(&BoxInput<'_>, &mut BoxOutput<'_>) -> Result<(), BoxFailure> + Send + Sync,
 {
-    fn invoke(&self, args: snet_core::Args, out: &mut dyn Emitter) -> Result<(), BoxFailure> {
+    fn invoke(&self, mut args: snet_core::Args, out: &mut dyn Emitter) -> Result<(), BoxFailure> {
+        self.invoke_from(&mut args, out)
+    }
+
+    fn invoke_from(
+        &self,
+        args: &mut snet_core::Args,
+        out: &mut dyn Emitter,
+    ) -> Result<(), BoxFailure> {
         let input = BoxInput {
             names: &self.names,
             args,

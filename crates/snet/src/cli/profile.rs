@@ -43,16 +43,25 @@ impl Emitter for CountingEmitter<'_> {
         self.emitted += 1;
         self.inner.emit(variant, values)
     }
+
+    fn emit_from(&mut self, variant: usize, values: &mut Args) -> Result<(), BoxFailure> {
+        self.emitted += 1;
+        self.inner.emit_from(variant, values)
+    }
 }
 
 impl BoxFn for Timed {
-    fn invoke(&self, args: Args, out: &mut dyn Emitter) -> Result<(), BoxFailure> {
+    fn invoke(&self, mut args: Args, out: &mut dyn Emitter) -> Result<(), BoxFailure> {
+        self.invoke_from(&mut args, out)
+    }
+
+    fn invoke_from(&self, args: &mut Args, out: &mut dyn Emitter) -> Result<(), BoxFailure> {
         let mut em = CountingEmitter {
             inner: out,
             emitted: 0,
         };
         let start = Instant::now();
-        let r = self.inner.invoke(args, &mut em);
+        let r = self.inner.invoke_from(args, &mut em);
         let ns = start.elapsed().as_nanos() as u64;
         let c = &self.counters;
         c.calls.fetch_add(1, Ordering::Relaxed);
