@@ -148,7 +148,7 @@ impl BoxInput<'_> {
     }
     /// All arguments in declaration order.
     pub fn args(&self) -> &[Arg] {
-        &self.args
+        self.args
     }
 }
 
