@@ -8,17 +8,20 @@ use crate::record::{DataMode, Record};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// Builds emitted records and hands them to the engine as they are emitted.
-struct BoxEmitter<'a> {
+struct BoxEmitter<'a, S> {
     sig: &'a BoxSig,
     rest: &'a Record,
     mode: DataMode,
     ctx: &'a Ctx,
-    sink: &'a mut dyn FnMut(Token) -> Result<(), RunError>,
+    /// Where emitted records go: a closure of the caller's type, so that the walk it
+    /// starts is compiled into the emit path (a record passed through calls by value
+    /// is copied at each).
+    sink: &'a mut S,
     failed: Option<RunError>,
     emitted: usize,
 }
 
-impl Emitter for BoxEmitter<'_> {
+impl<S: FnMut(Token) -> Result<(), RunError>> Emitter for BoxEmitter<'_, S> {
     fn emit(&mut self, variant: usize, mut values: Args) -> Result<(), BoxFailure> {
         self.emit_from(variant, &mut values)
     }
@@ -104,7 +107,7 @@ pub fn invoke(
     f: &dyn BoxFn,
     input: Option<&mut Record>,
     ctx: &Ctx,
-    sink: &mut dyn FnMut(Token) -> Result<(), RunError>,
+    sink: &mut impl FnMut(Token) -> Result<(), RunError>,
 ) -> Result<usize, RunError> {
     // The input record becomes what the box does not take, in place (the record is
     // large, and every move of it cost a copy, often with a store-forwarding stall).

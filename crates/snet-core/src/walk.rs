@@ -22,7 +22,6 @@ use std::sync::Arc;
 
 /// What `invoke_box` does with each emitted record (walk it on, or keep it); walks
 /// go to the step sink passed along.
-type EmitFn<'e> = dyn FnMut(Token, &mut dyn FnMut(Step)) -> Result<(), RunError> + 'e;
 
 /// Where a walking record is.
 #[derive(Debug, Clone)]
@@ -659,7 +658,7 @@ impl<'a> Walker<'a> {
         leaf: &Arc<Inst>,
         input: Option<&mut Record>,
         ctx: crate::det::Ctx,
-        emit: &mut EmitFn<'_>,
+        emit: &mut impl FnMut(Token, &mut dyn FnMut(Step)) -> Result<(), RunError>,
         sink: &mut dyn FnMut(Step),
     ) -> Result<(), RunError> {
         let Some(bi) = leaf.box_index() else {
