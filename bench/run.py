@@ -5,7 +5,9 @@ configuration's output. Prints a table and writes bench/RESULTS-snet.md.
 
 usage: bench/run.py [--runs N] [--engines seq,threads,...] [--quick] [NAME ...]
 NAME: deep0 deep100 deep1000 deep10000 synchro100 synchro1000 synchro10000
-      fibtree15 fibtree20 fibtree25 pipe1 pipe fan boxconc   (default: all)
+      fibtree15 fibtree20 fibtree25 pipe1 pipe fan boxconc pipework
+      (default: all but pipework, which takes about a minute per engine; --quick: 10^5
+      records for pipe and pipework)
 """
 import argparse
 import os
@@ -95,6 +97,16 @@ def config(name, workdir, quick):
         def check(recs):
             assert len(recs) == count, f'{len(recs)} records'
         return (prog, [os.path.join(PROGS, 'pipe', 'id.c')], inp, check)
+    if name == 'pipework':
+        # issue 26: 10 boxes in a row, each spinning about 1 us per record: the pipeline
+        # parallelism a second worker gives (target >= 1.8x at 2 workers).
+        count = 100_000 if quick else 1_000_000
+        inp = gen(['pipe', str(count)], f'pipe{count}.xml')
+
+        def check(recs):
+            assert [f['A'] for f, _ in recs] == list(range(count)), 'input order kept'
+        return (os.path.join(PROGS, 'pipework', 'pipework.snet'), [os.path.join(PROGS, 'pipework', 'work.c')],
+                inp, check)
     if name == 'fan':
         count = 10_000
         inp = gen(['fan', str(count), '64'], 'fan.xml')
@@ -215,7 +227,7 @@ def main():
                                          f'{commit} {when} load {load}']
     order = {n: i for i, n in enumerate(['deep0', 'deep100', 'deep1000', 'deep10000', 'synchro100', 'synchro1000',
                                          'synchro10000', 'fibtree15', 'fibtree20', 'fibtree25', 'pipe1', 'pipe',
-                                         'fan', 'boxconc'])}
+                                         'fan', 'boxconc', 'pipework'])}
     eorder = {e: i for i, e in enumerate(['seq', 'threads', 'front', 'front-bc2', 'lpel'])}
     keys = sorted(table, key=lambda k: (order.get(k[0], 99), eorder.get(k[1], 9), k[2]))
     lines = [

@@ -131,17 +131,19 @@ pub struct Inst {
     pub up_home: u32,
     parent: Weak<Inst>,
     pub(crate) kind: InstKind,
-    /// For star stages: the next stage, created on demand.
+    /// For star stages: the next stage, created on demand. For other box instances:
+    /// the box a record leaving this one enters next, when the way there is serial
+    /// composition only (no collector, test, state, observer or other node on it),
+    /// found on the first record that leaves (the instances below a serial composition
+    /// never change): one load per hop instead of a reference-count update per level
+    /// climbed and descended.
     pub(crate) next_stage: OnceLock<Arc<Inst>>,
+    /// For box instances that are not stages: the way on is not serial composition
+    /// only (see `next_stage`). In what was padding: instances stay their size.
+    no_succ: std::sync::atomic::AtomicBool,
     /// For star stages: a later stage such that every stage in between is an identity
     /// (fired synchrocells), for O(1) passage through long fired chains (spec §7.6).
     pub(crate) skip: Mutex<Option<Weak<Inst>>>,
-    /// For box instances: the box instance a record leaving this one enters next, when
-    /// the way there is serial composition only (no collector, test, state or other
-    /// node on it); `None` inside otherwise. Found on the first record that leaves
-    /// (the instance tree below a serial composition never changes), then one load
-    /// per hop instead of a reference-count update per level climbed and descended.
-    pub(crate) succ: OnceLock<Option<Arc<Inst>>>,
 }
 
 impl fmt::Debug for Inst {
@@ -174,11 +176,6 @@ impl Inst {
     /// Moves the child instances this instance owns into `out`, leaving it childless.
     fn take_children(&mut self, out: &mut Vec<Arc<Inst>>) {
         if let Some(n) = self.next_stage.take() {
-            out.push(n);
-        }
-        // A successor is also owned by its serial composition; taken so that a chain of
-        // successors is never freed by recursion.
-        if let Some(Some(n)) = self.succ.take() {
             out.push(n);
         }
         match std::mem::replace(&mut self.kind, InstKind::Identity) {
@@ -430,7 +427,7 @@ impl Inst {
                 parent,
                 kind,
                 next_stage: OnceLock::new(),
-                succ: OnceLock::new(),
+                no_succ: Default::default(),
                 skip: Mutex::new(None),
             }
         });
@@ -530,9 +527,22 @@ impl Inst {
     /// serial composition lies between them (see the `succ` field).
     #[inline]
     pub(crate) fn serial_successor(self: &Arc<Inst>) -> Option<&Arc<Inst>> {
-        self.succ
-            .get_or_init(|| Inst::find_serial_successor(self))
-            .as_ref()
+        use std::sync::atomic::Ordering::Relaxed;
+        if matches!(self.slot, Slot::Stage(_)) || self.no_succ.load(Relaxed) {
+            return None;
+        }
+        if let Some(s) = self.next_stage.get() {
+            return Some(s);
+        }
+        match Inst::find_serial_successor(self) {
+            // (A successor is also owned by its serial composition; `take_children`
+            // takes it like a next stage, so a chain of them is not freed by recursion.)
+            Some(s) => Some(self.next_stage.get_or_init(|| s)),
+            None => {
+                self.no_succ.store(true, Relaxed);
+                None
+            }
+        }
     }
 
     fn find_serial_successor(leaf: &Arc<Inst>) -> Option<Arc<Inst>> {
