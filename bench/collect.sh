@@ -12,7 +12,7 @@ cd "$(dirname "$0")"
     echo "sections), so absolute times are noisy; ratios taken in the same run are the"
     echo "meaningful figures, as BENCHMARKS.md says."
     echo
-    for part in targets hostile dist snet front lpelengine fjfront c4snet io lang lpel forkjoin observe; do
+    for part in targets record hostile dist snet front lpelengine fjfront c4snet io lang lpel forkjoin observe; do
         f="RESULTS-$part.md"
         [ -f "$f" ] || continue
         echo
