@@ -20,9 +20,6 @@ use crate::sync_cell::SyncOutcome;
 use std::mem::ManuallyDrop;
 use std::sync::Arc;
 
-/// What `invoke_box` does with each emitted record (walk it on, or keep it); walks
-/// go to the step sink passed along.
-
 /// Where a walking record is.
 #[derive(Debug, Clone)]
 pub enum Pos {
@@ -658,6 +655,8 @@ impl<'a> Walker<'a> {
         leaf: &Arc<Inst>,
         input: Option<&mut Record>,
         ctx: crate::det::Ctx,
+        // What to do with each emitted record (walk it on, or keep it); walks go to
+        // `sink`.
         emit: &mut impl FnMut(Token, &mut dyn FnMut(Step)) -> Result<(), RunError>,
         sink: &mut dyn FnMut(Step),
     ) -> Result<(), RunError> {
