@@ -517,3 +517,42 @@ fn queued_tasks_hold_no_stack_until_they_first_run() {
     let mapped: u64 = stats.workers.iter().map(|w| w.stacks_created).sum();
     assert!(mapped <= 64, "{mapped} stacks mapped for {N} short tasks");
 }
+
+/// A thread outside the runtime that waits on something else learns through the
+/// quiescence hook that the runtime has gone idle (the S-Net engine's reader in a
+/// distributed run), and `is_quiescent` says so at once; work sent in makes it busy.
+#[test]
+fn the_quiescence_hook_tells_an_outside_thread_the_runtime_went_idle() {
+    let rt = Runtime::start(cfg(2)).unwrap();
+    let (wake_tx, wake_rx) = std::sync::mpsc::channel::<()>();
+    let wake_tx = std::sync::Mutex::new(wake_tx);
+    rt.on_quiescent(Box::new(move || {
+        let _ = wake_tx.lock().unwrap().send(());
+    }));
+    let (mut tx, mut rx) = stream::<u32>(4);
+    let sum = Arc::new(AtomicUsize::new(0));
+    let s = sum.clone();
+    rt.spawn(TaskSpec::new("consumer"), move || {
+        while let Some(v) = rx.read() {
+            s.fetch_add(v as usize, Ordering::Relaxed);
+        }
+    });
+    for round in 1..=3u32 {
+        for v in 0..100 {
+            tx.write(v * round).unwrap();
+        }
+        // The runtime may also have gone idle between two writes; after the consumer
+        // has read the last item it goes idle once more, and the hook must say so.
+        let want: usize = (1..=round as usize).map(|r| 4950 * r).sum();
+        loop {
+            wake_rx
+                .recv_timeout(Duration::from_secs(10))
+                .expect("the hook runs when the runtime goes idle");
+            if sum.load(Ordering::Relaxed) == want && rt.is_quiescent() {
+                break;
+            }
+        }
+    }
+    drop(tx);
+    assert_eq!(rt.wait(), Quiescence::Finished);
+}
