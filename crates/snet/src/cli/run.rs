@@ -161,6 +161,10 @@ pub(crate) fn run(mut args: RunArgs) -> ExitCode {
             snet_core::engine::cores()
         ));
     }
+    let distrib = match args.distrib.as_deref().map(parse_distrib).transpose() {
+        Ok(d) => d,
+        Err(e) => return usage(e),
+    };
     // Every output is checked before any record is read: a run must not do its work and
     // then find it cannot write the trace (or lose its terminate record over it).
     // (seq and threads write no trace: a warning says so below, and no file is made.)
@@ -316,10 +320,6 @@ pub(crate) fn run(mut args: RunArgs) -> ExitCode {
         other => Box::new(move || other.engine()),
     };
     let engine = make_engine();
-    let distrib = match args.distrib.as_deref().map(parse_distrib).transpose() {
-        Ok(d) => d,
-        Err(e) => return usage(e),
-    };
     if args.lpel.trace.is_some() && matches!(engine.name(), "seq" | "threads") {
         eprintln!(
             "warning: --trace is written by the front and lpel engines only; the {} engine writes no trace (`--profile FILE.json` gives per-box figures on every engine)",
@@ -342,6 +342,7 @@ pub(crate) fn run(mut args: RunArgs) -> ExitCode {
             discarded_seen.store(source.discarded(), Ordering::Relaxed);
             r
         }
+        #[cfg(feature = "mpi")]
         Some(Distrib::Mpi) => {
             let fingerprint = fingerprint(&args);
             let r = run_mpi(
@@ -441,7 +442,9 @@ pub(crate) fn run(mut args: RunArgs) -> ExitCode {
 enum Distrib {
     /// N nodes as thread groups of this process.
     Local(u32),
-    /// Each MPI process is a node.
+    /// Each MPI process is a node (only in a build with the `mpi` feature: without it
+    /// `--distrib mpi` is a usage error).
+    #[cfg(feature = "mpi")]
     Mpi,
 }
 
@@ -496,7 +499,8 @@ fn node_line(node: usize, st: &snet::RunStats) -> String {
 }
 
 /// A fingerprint of the program and the box sources (spec §16.3: every node must run
-/// the same).
+/// the same; the ranks of an MPI run compare theirs).
+#[cfg(feature = "mpi")]
 fn fingerprint(args: &RunArgs) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
@@ -562,25 +566,6 @@ fn run_mpi(
     r.map(|st| (rank == 0).then_some(st))
 }
 
-#[cfg(not(feature = "mpi"))]
-#[allow(clippy::too_many_arguments)]
-fn run_mpi(
-    _prog: &Program,
-    _c_boxes: Option<&snet_c4snet::CBoxes>,
-    _engine: &dyn Engine,
-    _input: Box<dyn RecordSource>,
-    _sink: &mut dyn RecordSink,
-    _workers: usize,
-    _fingerprint: u64,
-    _stats: bool,
-) -> Result<Option<snet::RunStats>, RunError> {
-    Err(RunError::new(
-        "--distrib mpi",
-        None,
-        "this snet was built without MPI; build it with `cargo build --release --features mpi` (needs Open MPI and libclang)",
-    ))
-}
-
 fn parse_distrib(s: &str) -> Result<Distrib, String> {
     if let Some(n) = s.strip_prefix("local:") {
         return match n.parse::<u32>() {
@@ -591,9 +576,9 @@ fn parse_distrib(s: &str) -> Result<Distrib, String> {
         };
     }
     if s == "mpi" {
-        if cfg!(feature = "mpi") {
-            return Ok(Distrib::Mpi);
-        }
+        #[cfg(feature = "mpi")]
+        return Ok(Distrib::Mpi);
+        #[cfg(not(feature = "mpi"))]
         return Err("--distrib mpi: this snet was built without MPI; build it with `cargo build --release --features mpi` (needs Open MPI and libclang)".into());
     }
     Err(format!("--distrib `{s}`: expected `local:N` or `mpi`"))
