@@ -450,9 +450,21 @@ impl snet_core::RecordSink for NoOutput {
     }
 }
 
-/// Runs one node's engine; a failure, a panic included, is told to every other node
-/// (spec §16.6: no node may wait for a node that has ended).
-pub(crate) fn guarded(node: &Node, run: impl FnOnce() -> NodeResult) -> NodeResult {
+/// Runs `engine` as the node of `src` (its input and arrivals from `src`, its hops
+/// through the node); a failure, a panic included, is told to every other node (spec
+/// §16.6: no node may wait for a node that has ended).
+pub(crate) fn run_engine(
+    src: &mut NodeSource,
+    engine: &dyn snet_core::Engine,
+    net: &snet_core::Net,
+    boxes: &snet_core::BoxTable,
+    output: &mut dyn snet_core::RecordSink,
+    workers: usize,
+) -> NodeResult {
+    let node = src.node.clone();
+    let mut opts = snet_core::RunOptions::new(workers);
+    opts.dist = Some(node.clone());
+    let run = || engine.run(net, boxes, src, output, &opts);
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).unwrap_or_else(|p| {
         let msg = snet_core::box_call::panic_message(&*p);
         Err(RunError::new(
@@ -485,51 +497,42 @@ pub fn run_local(
 ) -> Vec<NodeResult> {
     let nodes = nodes.max(1);
     let (link, inboxes) = local_group(nodes);
-    let senders = link.inboxes.clone();
+    let own: Vec<Sender<Msg>> = link.inboxes.clone();
     let link: Arc<dyn Link> = Arc::new(link);
     let mut inboxes: Vec<Option<Receiver<Msg>>> = inboxes.into_iter().map(Some).collect();
-    let own: Vec<Sender<Msg>> = senders;
     let make = |me: u32, inbox: Receiver<Msg>| {
-        let node = Node::new(me, nodes, link.clone(), own[me as usize].clone());
-        (node.clone(), NodeSource::new(node, inbox))
+        NodeSource::new(
+            Node::new(me, nodes, link.clone(), own[me as usize].clone()),
+            inbox,
+        )
     };
     std::thread::scope(|scope| {
         let mut handles = Vec::new();
         for me in 1..nodes {
             let inbox = inboxes[me as usize].take().expect("each inbox once");
-            let (node, mut src) = make(me, inbox);
+            let mut src = make(me, inbox);
             let boxes = &boxes[(me as usize).min(boxes.len() - 1)];
             handles.push(
                 std::thread::Builder::new()
                     .name(format!("snet-node-{me}"))
                     .stack_size(64 << 20)
                     .spawn_scoped(scope, move || {
-                        let e = engine();
-                        let mut opts = snet_core::RunOptions::new(workers);
-                        opts.dist = Some(node.clone());
-                        guarded(&node, || {
-                            e.run(net, boxes, &mut src, &mut NoOutput(me), &opts)
-                        })
+                        run_engine(&mut src, &*engine(), net, boxes, &mut NoOutput(me), workers)
                     }),
             );
         }
         let inbox = inboxes[0].take().expect("node 0's inbox");
-        let (node, mut src) = make(0, inbox);
+        let mut src = make(0, inbox);
         let reader = spawn_input_reader(input, own[0].clone());
         let r0 = match reader {
-            Ok(_) => {
-                let e = engine();
-                let mut opts = snet_core::RunOptions::new(workers);
-                opts.dist = Some(node.clone());
-                guarded(&node, || e.run(net, &boxes[0], &mut src, output, &opts))
-            }
+            Ok(_) => run_engine(&mut src, &*engine(), net, &boxes[0], output, workers),
             Err(e) => {
                 let err = RunError::new(
                     "node 0",
                     None,
                     format!("cannot start the input reader: {e}"),
                 );
-                node.broadcast_fault(&err.to_string());
+                src.node.broadcast_fault(&err.to_string());
                 Err(err)
             }
         };

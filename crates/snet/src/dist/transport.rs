@@ -322,9 +322,7 @@ pub fn run_node(
             let _ = tx.send(Msg::InputEnd);
         }
     }
-    let mut opts = snet_core::RunOptions::new(workers);
-    opts.dist = Some(node.clone());
-    let mut r = super::guarded(&node, || engine.run(net, boxes, &mut src, output, &opts));
+    let mut r = super::run_engine(&mut src, engine, net, boxes, output, workers);
     if let Ok(st) = &mut r {
         st.bytes_sent = bytes_sent.load(Ordering::Relaxed);
         st.bytes_received = bytes_received.load(Ordering::Relaxed);
