@@ -256,17 +256,13 @@ impl<'a> Walker<'a> {
         self.me
     }
 
-    /// [`Walker::hop`] from a walk position (kept out of the walk's loop).
+    /// Sends `tok`, at `pos`, on to node `to`, the home of what it reaches there (a
+    /// hop; kept out of the walk's loop).
     #[cold]
     #[inline(never)]
-    fn hop_at(&self, to: u32, pos: Pos, leave: bool, tok: Token) -> Result<(), RunError> {
-        let (Pos::Enter(inst) | Pos::Leave(inst)) = pos;
-        self.hop(to, &inst, leave, tok)
-    }
-
-    /// Sends `tok` on to the home of the instance it reaches at `inst` (a hop).
-    #[cold]
-    fn hop(&self, to: u32, inst: &Arc<Inst>, leave: bool, tok: Token) -> Result<(), RunError> {
+    fn hop(&self, to: u32, pos: Pos, tok: Token) -> Result<(), RunError> {
+        let leave = matches!(pos, Pos::Leave(_));
+        let (Pos::Enter(inst) | Pos::Leave(inst)) = &pos;
         let Some(d) = &self.dist else {
             return Err(self.err(inst, &tok.rec, "internal error: a hop without distribution"));
         };
@@ -520,6 +516,21 @@ impl<'a> Walker<'a> {
         }
     }
 
+    /// [`Walker::arrival`], then the walk of a record on from where it continues: for
+    /// engines that walk an arrival the way they walk an input record.
+    pub fn walk_arrival(
+        &self,
+        root: &Arc<Inst>,
+        a: Arrival,
+        sink: &mut dyn FnMut(Step),
+    ) -> Result<(), RunError> {
+        match self.arrival(root, a, sink)? {
+            Some((pos, tok)) => self.walk(pos, tok, sink),
+            // Instance creation, an initialiser call, a repayment.
+            None => Ok(()),
+        }
+    }
+
     fn resolve(
         &self,
         root: &Arc<Inst>,
@@ -543,9 +554,9 @@ impl<'a> Walker<'a> {
                 }
                 (PathStep::Body, InstKind::Feedback(b)) => b.clone(),
                 (PathStep::Stage(k), InstKind::Star { .. }) => {
-                    let mut s = self.first_stage(&cur, sink)?;
+                    let mut s = self.arrival_stage(&cur, None, sink)?;
                     while (s.key() as u32) < *k {
-                        s = self.stage_after(&cur, &s, sink)?;
+                        s = self.arrival_stage(&cur, Some(&s), sink)?;
                     }
                     if s.key() as u32 != *k {
                         return Err(bad());
@@ -739,39 +750,14 @@ impl<'a> Walker<'a> {
         sink: &mut dyn FnMut(Step),
     ) -> Arc<Inst> {
         let mut inits = Vec::new();
-        let create = |prev: Option<&Arc<Inst>>, inits: &mut Vec<InitCall>| {
-            self.new_stage(star, prev, &tok.ctx, inits)
-        };
-        let start = match from {
-            None => match &star.kind {
-                InstKind::Star { first, .. } => {
-                    let mut g = lock(first);
-                    match &*g {
-                        Some(f) => f.clone(),
-                        None => {
-                            let f = create(None, &mut inits);
-                            *g = Some(f.clone());
-                            f
-                        }
-                    }
-                }
-                _ => unreachable!("checked above"),
-            },
-            Some(s) => s
-                .next_stage
-                .get_or_init(|| create(Some(s), &mut inits))
-                .clone(),
-        };
+        let start = self.stage(star, from, &tok.ctx, &mut inits);
         let mut cur = start.clone();
         let mut skipped: Vec<Arc<Inst>> = Vec::new();
         while cur.is_identity() {
             let jump = lock(&cur.skip).as_ref().and_then(|w| w.upgrade());
             let next = match jump {
                 Some(j) => j,
-                None => cur
-                    .next_stage
-                    .get_or_init(|| create(Some(&cur), &mut inits))
-                    .clone(),
+                None => self.stage(star, Some(&cur), &tok.ctx, &mut inits),
             };
             skipped.push(cur);
             cur = next;
@@ -804,54 +790,45 @@ impl<'a> Walker<'a> {
         cur
     }
 
-    /// The first stage of `star` (created if there is none), for a record arriving
-    /// from another node ([`Walker::arrival`]).
-    fn first_stage(
+    /// The stage of `star` after `prev` (the first for `None`), created in context `ctx`
+    /// if missing; the initialisers of a stage created here go to `inits`.
+    fn stage(
         &self,
         star: &Arc<Inst>,
-        sink: &mut dyn FnMut(Step),
-    ) -> Result<Arc<Inst>, RunError> {
-        let InstKind::Star { first, .. } = &star.kind else {
-            return Err(RunError::new(
-                "distributed run",
-                None,
-                "internal error: not a star",
-            ));
-        };
-        let mut inits = Vec::new();
-        let f = {
-            let mut g = lock(first);
-            match &*g {
-                Some(f) => f.clone(),
-                None => {
-                    let f = self.new_stage(star, None, &None, &mut inits);
-                    *g = Some(f.clone());
-                    f
-                }
+        prev: Option<&Arc<Inst>>,
+        ctx: &crate::det::Ctx,
+        inits: &mut Vec<InitCall>,
+    ) -> Arc<Inst> {
+        match prev {
+            Some(p) => p
+                .next_stage
+                .get_or_init(|| self.new_stage(star, Some(p), ctx, inits))
+                .clone(),
+            None => {
+                let InstKind::Star { first, .. } = &star.kind else {
+                    unreachable!("a stage of a non-star instance")
+                };
+                lock(first)
+                    .get_or_insert_with(|| self.new_stage(star, None, ctx, inits))
+                    .clone()
             }
-        };
-        for i in inits {
-            self.init_step(i, true, sink)?;
         }
-        Ok(f)
     }
 
-    /// The stage after `s` of `star` (created if missing), for [`Walker::arrival`].
-    fn stage_after(
+    /// [`Walker::stage`] for a record arriving from another node ([`Walker::arrival`]):
+    /// initialisers of a stage created here are delivered at once.
+    fn arrival_stage(
         &self,
         star: &Arc<Inst>,
-        s: &Arc<Inst>,
+        prev: Option<&Arc<Inst>>,
         sink: &mut dyn FnMut(Step),
     ) -> Result<Arc<Inst>, RunError> {
         let mut inits = Vec::new();
-        let n = s
-            .next_stage
-            .get_or_init(|| self.new_stage(star, Some(s), &None, &mut inits))
-            .clone();
+        let s = self.stage(star, prev, &None, &mut inits);
         for i in inits {
             self.init_step(i, true, sink)?;
         }
-        Ok(n)
+        Ok(s)
     }
 
     /// A new stage of `star` after `prev` (the first if `None`), created in context
@@ -993,12 +970,12 @@ impl<'a> Walker<'a> {
             // One test per step in a run in one process (spec §16.7): the flag is false
             // (and predicted so), and the homes are not even read.
             if self.distributed {
-                let (to, leave) = match &pos {
-                    Pos::Enter(inst) => (inst.home, false),
-                    Pos::Leave(inst) => (inst.up_home, true),
+                let to = match &pos {
+                    Pos::Enter(inst) => inst.home,
+                    Pos::Leave(inst) => inst.up_home,
                 };
                 if to != self.me {
-                    return self.hop_at(to, pos, leave, tok);
+                    return self.hop(to, pos, tok);
                 }
             }
             match pos {

@@ -428,7 +428,6 @@ impl<'s, 'a> Worker<'s, 'a> {
             let cur = Arc::as_ptr(&leaf) as usize;
             let r =
                 sh.w.run_box(&leaf, input, ctx, &mut |st| self.on_step(st, cur));
-            drop(job);
             if let (Some(t), Some(start)) = (self.tracer.as_mut(), start) {
                 let name = &sh.w.net.node(leaf.node).name;
                 t.record(EventKind::Box, name, start);
@@ -488,15 +487,15 @@ impl<'s, 'a> Worker<'s, 'a> {
         }
         self.depth = s.depth;
         let start = self.tracer.as_ref().map(Tracer::now);
-        let (mut input, ctx) = match job {
-            Job::Data(tok) => (Some(tok.rec), tok.ctx),
-            Job::Init(ctx) => (None, ctx),
+        let mut job = job;
+        // Used where it lies, as in `run_unit`.
+        let (input, ctx) = match &mut job {
+            Job::Data(tok) => (Some(&mut tok.rec), tok.ctx.take()),
+            Job::Init(ctx) => (None, ctx.take()),
         };
         let mut outs = Vec::new();
         let r =
-            sh.w.run_box_collect(&leaf, input.as_mut(), ctx, &mut outs, &mut |st| {
-                self.deliver_now(st)
-            });
+            sh.w.run_box_collect(&leaf, input, ctx, &mut outs, &mut |st| self.deliver_now(st));
         release(sh, &s.ent);
         if let (Some(t), Some(start)) = (self.tracer.as_mut(), start) {
             let name = &sh.w.net.node(leaf.node).name;

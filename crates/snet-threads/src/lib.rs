@@ -338,19 +338,15 @@ fn box_thread(env: Env<'_, '_>, leaf: Arc<Inst>, inbox: Arc<Inbox>, fb: usize) {
                 Err(p) => shared.fail(RunError::new(
                     "threads engine",
                     None,
-                    format!("a box thread panicked: {}", panic_message(&*p)),
+                    format!(
+                        "a box thread panicked: {}",
+                        snet_core::box_call::panic_message(&*p)
+                    ),
                 )),
             }
             shared.job_done();
         }
     }
-}
-
-fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
-    p.downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| p.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown panic".into())
 }
 
 impl Engine for ThreadsEngine {
@@ -417,15 +413,7 @@ impl Engine for ThreadsEngine {
                     }
                     Ok(Some(Incoming::Arrival(a))) => {
                         let sink = &mut |s| dispatch(&env, s, None);
-                        let r = shared
-                            .walker
-                            .arrival(&root, a, sink)
-                            .and_then(|next| match next {
-                                Some((pos, tok)) => shared.walker.walk(pos, tok, sink),
-                                // Instance creation, an initialiser call, a repayment.
-                                None => Ok(()),
-                            });
-                        if let Err(e) = r {
+                        if let Err(e) = shared.walker.walk_arrival(&root, a, sink) {
                             shared.fail(e);
                         }
                     }
@@ -450,7 +438,10 @@ impl Engine for ThreadsEngine {
                     shared.fail(RunError::new(
                         "threads engine",
                         None,
-                        format!("a box thread panicked: {}", panic_message(&*p)),
+                        format!(
+                            "a box thread panicked: {}",
+                            snet_core::box_call::panic_message(&*p)
+                        ),
                     ));
                 }
             }

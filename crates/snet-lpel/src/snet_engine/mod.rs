@@ -760,15 +760,7 @@ impl Engine for LpelEngine {
                     }
                 }
                 Ok(Some(Incoming::Arrival(a))) => {
-                    let w = r
-                        .walker
-                        .arrival(&root, a, &mut sink)
-                        .and_then(|next| match next {
-                            Some((pos, tok)) => r.walker.walk(pos, tok, &mut sink),
-                            // Instance creation, an initialiser call, a repayment.
-                            None => Ok(()),
-                        });
-                    if let Err(e) = w {
+                    if let Err(e) = r.walker.walk_arrival(&root, a, &mut sink) {
                         r.fail(e);
                     }
                 }
