@@ -18,7 +18,6 @@
 
 use std::cell::UnsafeCell;
 use std::fmt;
-use std::mem::ManuallyDrop;
 use std::sync::Arc;
 
 /// The twelve C4SNet element types; discriminants are the ABI values of spec §12.2.
@@ -156,6 +155,15 @@ thread_local! {
     static POOL: Pool = const { Pool(UnsafeCell::new(Vec::new())) };
 }
 
+/// The element count and storage bytes of an object of `len` elements of `ctype`: a
+/// scalar has one element, and a `char` or `unsigned char` array gets one zero byte
+/// more than it holds (see [`Value::alloc`]). Storage of up to 16 bytes is inline.
+fn storage(ctype: CType, len: usize, scalar: bool) -> (usize, usize) {
+    let len = if scalar { 1 } else { len };
+    let terminated = !scalar && matches!(ctype, CType::Char | CType::UChar);
+    (len, len * ctype.size() + usize::from(terminated))
+}
+
 /// A reference-counted C4SNet data object (spec §12.5). `Clone` is `C4SNetShallowCopy`.
 #[derive(Clone)]
 pub struct Value(Arc<Object>);
@@ -168,10 +176,7 @@ impl Value {
     /// written for the classic runtime often treats such an array as a C string
     /// (`strlen`, `printf("%s")`) and must not read past its end.
     pub fn alloc(ctype: CType, len: usize, scalar: bool) -> Value {
-        let len = if scalar { 1 } else { len };
-        let bytes = len * ctype.size();
-        let terminated = !scalar && matches!(ctype, CType::Char | CType::UChar);
-        let bytes = bytes + usize::from(terminated);
+        let (len, bytes) = storage(ctype, len, scalar);
         let words = bytes.div_ceil(16).max(1);
         Value(Arc::new(Object {
             ctype,
@@ -337,12 +342,9 @@ impl Value {
     /// must not have been taken back yet.
     pub unsafe fn release_raw(p: *mut std::ffi::c_void) {
         let obj = p.cast_const().cast::<Object>();
-        // SAFETY: the caller holds one reference, so the object is live; the
-        // `ManuallyDrop` leaves that reference as it is.
-        let (inline, count) = unsafe {
-            let arc = ManuallyDrop::new(Arc::from_raw(obj));
-            (arc.heap.is_empty(), Arc::strong_count(&arc))
-        };
+        // SAFETY: the caller holds one reference for the whole call.
+        let (inline, count) =
+            unsafe { Value::with_raw(p, |v| (v.0.heap.is_empty(), v.ref_count())) };
         if inline && count == 1 {
             // The last reference (values never make weak ones): nobody else can reach
             // the object. The fence orders its reuse after every other owner's
@@ -370,9 +372,8 @@ impl Value {
     /// A new object of `len` zeroed elements (`C4SNetAlloc`, `C4SNetCreate`): reuses
     /// an object [`Value::release_raw`] kept when it has inline storage.
     pub fn alloc_raw(ctype: CType, len: usize, scalar: bool) -> Value {
-        let n = if scalar { 1 } else { len };
-        let terminated = !scalar && matches!(ctype, CType::Char | CType::UChar);
-        if n * ctype.size() + usize::from(terminated) <= 16 {
+        let (n, bytes) = storage(ctype, len, scalar);
+        if bytes <= 16 {
             let spare = POOL
                 .try_with(|pool| {
                     // SAFETY: this thread's pool; nothing below reaches it again.
