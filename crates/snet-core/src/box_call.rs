@@ -4,7 +4,7 @@ use crate::boxes::{Arg, Args, BoxFailure, BoxFn, BoxSig, Emitter};
 use crate::det::{ctx_add, Ctx, Token};
 use crate::error::RunError;
 use crate::label::{Label, LabelKind};
-use crate::record::{DataMode, Record};
+use crate::record::{DataMode, Rec, Record};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// Builds emitted records and hands them to the engine as they are emitted.
@@ -44,7 +44,8 @@ impl<S: FnMut(Token) -> Result<(), RunError>> Emitter for BoxEmitter<'_, S> {
                 values.len()
             )));
         }
-        let mut rec = Record::new();
+        // Built in its slot: the token carrying it moves as two pointers.
+        let mut rec = Rec::empty();
         rec.mode = self.mode;
         for (l, v) in labels.iter().zip(values.drain(..)) {
             match (l.kind(), v) {

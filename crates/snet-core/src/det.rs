@@ -25,7 +25,7 @@
 //! also sees every collector update made by the threads that decremented before it.
 
 use crate::inst::Inst;
-use crate::record::Record;
+use crate::record::{Rec, Record};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -150,8 +150,8 @@ impl Frame {
 /// A record together with its causal context: the unit engines move around.
 #[derive(Debug)]
 pub struct Token {
-    /// The record.
-    pub rec: Record,
+    /// The record (in a slot of its own: a token moves as two pointers).
+    pub rec: Rec,
     /// Its causal context.
     pub ctx: Ctx,
 }
@@ -159,7 +159,10 @@ pub struct Token {
 impl Token {
     /// A token outside every deterministic combinator.
     pub fn new(rec: Record) -> Token {
-        Token { rec, ctx: None }
+        Token {
+            rec: Rec::new(rec),
+            ctx: None,
+        }
     }
 }
 

@@ -241,7 +241,7 @@ fn bump_signed(idx: usize, a: &AtomicI64, n: i64) {
 #[derive(Debug)]
 pub struct BoxJob {
     /// The input record; `None` for an initialiser.
-    pub rec: Option<Record>,
+    pub rec: Option<crate::record::Rec>,
     /// Its causal context.
     pub ctx: crate::det::Ctx,
     bytes: usize,
@@ -249,8 +249,8 @@ pub struct BoxJob {
 
 impl BoxJob {
     /// A job for `rec` (`None`: an initialiser) in context `ctx`.
-    pub fn new(rec: Option<Record>, ctx: crate::det::Ctx) -> BoxJob {
-        let bytes = rec.as_ref().map_or(0, Record::payload_bytes);
+    pub fn new(rec: Option<crate::record::Rec>, ctx: crate::det::Ctx) -> BoxJob {
+        let bytes = rec.as_ref().map_or(0, |r| r.payload_bytes());
         BoxJob { rec, ctx, bytes }
     }
 

@@ -36,7 +36,7 @@ pub use error::RunError;
 pub use inst::{PathStep, Place};
 pub use label::{Label, LabelKind};
 pub use net::{Family, GuardedPattern, Net, Node, NodeId, NodeKind, Variant};
-pub use record::{DataMode, Field, Record};
+pub use record::{DataMode, Field, Rec, Record};
 pub use seq::SeqEngine;
 /// Builds an [`Args`] in place, like `vec!` (no allocation for up to four values).
 pub use smallvec::smallvec as args;

@@ -241,6 +241,14 @@ impl Record {
         }
     }
 
+    /// Removes every label (keeps the lists' storage) and resets the mode.
+    pub fn clear(&mut self) {
+        self.fields.clear();
+        self.tags.clear();
+        self.btags.clear();
+        self.mode = DataMode::Textual;
+    }
+
     /// A short label listing such as `{A, <T>, <#b>}` for diagnostics.
     pub fn describe(&self) -> String {
         let mut s = String::from("{");
@@ -252,6 +260,153 @@ impl Record {
         }
         s.push('}');
         s
+    }
+}
+
+/// A record in a heap slot of its own: what tokens carry between entities.
+///
+/// A [`Record`] is about a hundred bytes; moving one through the emit path, a job queue
+/// and the walk cost a copy at every step (often with a store-forwarding stall), which
+/// was most of a hop. A `Rec` moves as one pointer. Slots are recycled through a small
+/// per-thread pool, so making and dropping one is no heap allocation in steady state
+/// (issue 26); a slot freed on another thread than the one that made it joins that
+/// thread's pool.
+pub struct Rec(std::mem::ManuallyDrop<Box<Record>>);
+
+/// Slots move between threads in batches of this many: a thread that frees more records
+/// than it makes (a consumer at the end of a pipeline) hands a batch to one that makes
+/// more than it frees (the input reader), through [`SPARE`].
+const BATCH: usize = 64;
+/// Slots a thread keeps for reuse (each about a hundred bytes, plus the spilled label
+/// lists of the records it held); beyond this, a batch goes to [`SPARE`].
+const POOL_CAP: usize = 2 * BATCH;
+/// Batches kept in [`SPARE`]; beyond this, slots are freed.
+const SPARE_CAP: usize = 64;
+
+/// Free slots. Boxed each: a slot is handed out as it is (its address is the record's
+/// place while a token carries it), so the list cannot hold the records inline.
+#[allow(clippy::vec_box)]
+type Slots = Vec<Box<Record>>;
+
+thread_local! {
+    static POOL: std::cell::RefCell<Slots> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Batches of free slots any thread may take.
+static SPARE: std::sync::Mutex<Vec<Slots>> = std::sync::Mutex::new(Vec::new());
+/// Batches in [`SPARE`] (read without the lock: a thread with an empty pool looks
+/// before it locks).
+static SPARE_BATCHES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+fn spare() -> std::sync::MutexGuard<'static, Vec<Slots>> {
+    // The list stays consistent whatever a panicking holder did (push or pop only).
+    SPARE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A free slot for a thread whose pool is empty: a batch from [`SPARE`] if there is one
+/// (the rest of it becomes the pool), else a new slot.
+#[cold]
+fn refill(pool: &mut Slots) -> Box<Record> {
+    use std::sync::atomic::Ordering;
+    if SPARE_BATCHES.load(Ordering::Relaxed) > 0 {
+        let mut sp = spare();
+        if let Some(batch) = sp.pop() {
+            SPARE_BATCHES.store(sp.len(), Ordering::Relaxed);
+            drop(sp);
+            *pool = batch;
+            if let Some(slot) = pool.pop() {
+                return slot;
+            }
+        }
+    }
+    Box::default()
+}
+
+/// A full pool hands its oldest slots to [`SPARE`] (or frees them if it is full too).
+#[cold]
+fn spill(pool: &mut Slots) {
+    use std::sync::atomic::Ordering;
+    let batch: Slots = pool.drain(..BATCH).collect();
+    let mut sp = spare();
+    if sp.len() < SPARE_CAP {
+        sp.push(batch);
+        SPARE_BATCHES.store(sp.len(), Ordering::Relaxed);
+    }
+}
+
+impl Rec {
+    /// An empty record in a slot.
+    #[inline]
+    pub fn empty() -> Rec {
+        let slot = POOL
+            .try_with(|p| {
+                p.try_borrow_mut()
+                    .ok()
+                    .map(|mut p| p.pop().unwrap_or_else(|| refill(&mut p)))
+            })
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        Rec(std::mem::ManuallyDrop::new(slot))
+    }
+
+    /// `rec` in a slot.
+    #[inline]
+    pub fn new(rec: Record) -> Rec {
+        let mut r = Rec::empty();
+        *r = rec;
+        r
+    }
+
+    /// The record, out of its slot (the slot goes back to the pool).
+    pub fn into_record(mut self) -> Record {
+        std::mem::take(&mut *self)
+    }
+}
+
+impl Drop for Rec {
+    fn drop(&mut self) {
+        // SAFETY: `self.0` is taken once, here, and `self` is not used afterwards.
+        let mut slot = unsafe { std::mem::ManuallyDrop::take(&mut self.0) };
+        slot.clear();
+        // The slot is freed instead when the pool is borrowed (a record dropped while
+        // another is being recycled cannot happen, but costs nothing to allow) or gone
+        // (thread exit).
+        let _ = POOL.try_with(|p| {
+            if let Ok(mut p) = p.try_borrow_mut() {
+                if p.len() >= POOL_CAP {
+                    spill(&mut p);
+                }
+                p.push(slot);
+            }
+        });
+    }
+}
+
+impl std::ops::Deref for Rec {
+    type Target = Record;
+    #[inline]
+    fn deref(&self) -> &Record {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Rec {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut Record {
+        &mut self.0
+    }
+}
+
+impl fmt::Debug for Rec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}
+
+impl From<Record> for Rec {
+    fn from(r: Record) -> Rec {
+        Rec::new(r)
     }
 }
 
@@ -299,6 +454,31 @@ impl fmt::Debug for Record {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_recycled_slot_comes_back_empty_and_is_reused() {
+        let v = Value::int(7);
+        let mut r = Rec::new(
+            Record::new()
+                .with_field("a", v.clone())
+                .with_tag("t", 1)
+                .with_btag("b", 2),
+        );
+        r.mode = DataMode::Binary;
+        let slot: *const Record = &*r;
+        drop(r);
+        // The field's reference was released when the slot was recycled.
+        assert_eq!(v.ref_count(), 1);
+        let again = Rec::empty();
+        assert_eq!(
+            &*again as *const Record, slot,
+            "the pool gives the slot back"
+        );
+        assert!(again.is_empty());
+        assert_eq!(again.mode, DataMode::Textual);
+        let out = Rec::new(Record::new().with_tag("x", 3)).into_record();
+        assert_eq!(out.tag(Label::tag("x")), Some(3));
+    }
 
     #[test]
     fn inheritance_skips_btags_and_explicit_labels() {

@@ -125,7 +125,7 @@ impl Seq<'_, '_, '_> {
             Step::Output(t) => {
                 self.w.counters.output();
                 if self.out_err.is_none() {
-                    if let Err(e) = self.output.write_record(t.rec) {
+                    if let Err(e) = self.output.write_record(t.rec.into_record()) {
                         self.out_err = Some(e);
                     }
                 }
@@ -139,7 +139,7 @@ impl Seq<'_, '_, '_> {
         // Used where it lies (taking the record, the leaf and the context apart into
         // new places cost copies of the whole job).
         let (leaf, input, ctx) = match &mut job {
-            Step::Box(leaf, tok) => (&*leaf, Some(&mut tok.rec), tok.ctx.take()),
+            Step::Box(leaf, tok) => (&*leaf, Some(&mut *tok.rec), tok.ctx.take()),
             Step::Init(c) => (&c.leaf, None, c.ctx.take()),
             Step::Output(_) | Step::Flush => unreachable!("never queued"),
         };

@@ -15,7 +15,7 @@ use crate::filter;
 use crate::inst::{lock, InitCall, Inst, InstCounter, InstKind, PathStep, Place, Slot};
 use crate::net::{GuardedPattern, Net, NodeId, NodeKind};
 use crate::pattern;
-use crate::record::Record;
+use crate::record::{Rec, Record};
 use crate::sync_cell::SyncOutcome;
 use std::mem::ManuallyDrop;
 use std::sync::Arc;
@@ -276,7 +276,7 @@ impl<'a> Walker<'a> {
             Arrival {
                 path,
                 leave,
-                what: ArrivalKind::Record(tok.rec),
+                what: ArrivalKind::Record(tok.rec.into_record()),
                 ctx,
             },
         )
@@ -502,7 +502,13 @@ impl<'a> Walker<'a> {
                 } else {
                     Pos::Enter(inst)
                 };
-                Ok(Some((pos, Token { rec, ctx })))
+                Ok(Some((
+                    pos,
+                    Token {
+                        rec: Rec::new(rec),
+                        ctx,
+                    },
+                )))
             }
             ArrivalKind::Init => {
                 sink(Step::Init(InitCall {
@@ -998,33 +1004,34 @@ impl<'a> Walker<'a> {
                         // The stack's buffer: no allocation per filter application.
                         let mut outs = std::mem::take(&mut stack.outs);
                         outs.clear();
-                        let ctx = tok.ctx;
-                        filter::apply(f, tok.rec, &mut outs)
+                        // The input leaves its slot, which the output takes if there
+                        // is one.
+                        let input = std::mem::take(&mut *tok.rec);
+                        filter::apply(f, input, &mut outs)
                             .map_err(|b| self.err(&inst, &b.1, b.0.to_string()))?;
                         let n = outs.len();
                         self.counters.filtered(n);
-                        if ctx.is_some() {
-                            ctx_add(&ctx, n);
+                        if tok.ctx.is_some() {
+                            ctx_add(&tok.ctx, n);
                             let mut released = Released::new();
-                            ctx_release(&ctx, &mut released);
+                            ctx_release(&tok.ctx, &mut released);
                             push_drains(stack, released);
                         }
                         // (A filter with outputs keeps its frame alive: `released` is
                         // only non-empty when it consumed the record without output.)
                         if n == 1 {
                             // The common case: one record on, in place.
-                            let rec = outs.pop().expect("one output");
+                            *tok.rec = outs.pop().expect("one output");
                             stack.outs = outs;
                             pos = Pos::Leave(inst);
-                            tok = Token { rec, ctx };
                             continue;
                         }
                         for rec in outs.drain(..).rev() {
                             stack.push(Item::At(
                                 Pos::Leave(inst.clone()),
                                 Token {
-                                    rec,
-                                    ctx: ctx.clone(),
+                                    rec: Rec::new(rec),
+                                    ctx: tok.ctx.clone(),
                                 },
                             ));
                         }
@@ -1035,15 +1042,15 @@ impl<'a> Walker<'a> {
                         let NodeKind::Sync(pats) = &self.net.node(inst.node).kind else {
                             unreachable!("sync instance of a non-sync node")
                         };
-                        let outcome = lock(cell).handle(pats, tok.rec);
+                        let outcome = lock(cell).handle(pats, std::mem::take(&mut *tok.rec));
                         match outcome {
                             Ok(SyncOutcome::Forward(rec)) => {
-                                tok.rec = rec;
+                                *tok.rec = rec;
                                 pos = Pos::Leave(inst);
                             }
                             Ok(SyncOutcome::Fired(rec, earlier)) => {
                                 self.counters.sync_merge(earlier);
-                                tok.rec = rec;
+                                *tok.rec = rec;
                                 pos = Pos::Leave(inst);
                             }
                             Ok(SyncOutcome::Stored) => {

@@ -332,7 +332,7 @@ impl<'s, 'a> Worker<'s, 'a> {
         let sh = self.sh;
         let r = {
             let mut out = sh.output.lock().unwrap_or_else(|p| p.into_inner());
-            let r = out.write_record(tok.rec);
+            let r = out.write_record(tok.rec.into_record());
             // Counted once written, so input control never runs ahead of the sink.
             sh.w.counters.output();
             r
@@ -421,7 +421,7 @@ impl<'s, 'a> Worker<'s, 'a> {
             // Used where it lies (taking the record and the context apart into new
             // places cost copies of the whole job).
             let (input, ctx) = match &mut job {
-                Job::Data(tok) => (Some(&mut tok.rec), tok.ctx.take()),
+                Job::Data(tok) => (Some(&mut *tok.rec), tok.ctx.take()),
                 Job::Init(ctx) => (None, ctx.take()),
             };
             self.new_call();
@@ -490,7 +490,7 @@ impl<'s, 'a> Worker<'s, 'a> {
         let mut job = job;
         // Used where it lies, as in `run_unit`.
         let (input, ctx) = match &mut job {
-            Job::Data(tok) => (Some(&mut tok.rec), tok.ctx.take()),
+            Job::Data(tok) => (Some(&mut *tok.rec), tok.ctx.take()),
             Job::Init(ctx) => (None, ctx.take()),
         };
         let mut outs = Vec::new();

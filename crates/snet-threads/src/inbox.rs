@@ -264,7 +264,7 @@ mod tests {
         if bytes > 0 {
             rec = rec.with_field("pad", snet_core::Value::string(&"x".repeat(bytes)));
         }
-        Job::new(Some(rec), None)
+        Job::new(Some(rec.into()), None)
     }
 
     fn run(capacity: usize, max_bytes: usize, producers: i32, bytes: usize) {

@@ -231,7 +231,7 @@ fn dispatch(env: &Env<'_, '_>, step: Step, writer: Writer) {
         Step::Output(tok) => {
             shared.walker.counters.output();
             let mut out = lock(&shared.output);
-            if let Err(e) = out.write_record(tok.rec) {
+            if let Err(e) = out.write_record(tok.rec.into_record()) {
                 drop(out);
                 shared.fail(e);
             }
@@ -330,7 +330,7 @@ fn box_thread(env: Env<'_, '_>, leaf: Arc<Inst>, inbox: Arc<Inbox>, fb: usize) {
             let r = catch_unwind(AssertUnwindSafe(|| {
                 shared
                     .walker
-                    .run_box(&leaf, job.rec.as_mut(), job.ctx, &mut sink)
+                    .run_box(&leaf, job.rec.as_deref_mut(), job.ctx, &mut sink)
             }));
             match r {
                 Ok(Ok(())) => {}

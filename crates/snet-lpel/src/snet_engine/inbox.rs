@@ -304,7 +304,10 @@ mod tests {
     const JOBS: i32 = 3000;
 
     fn job(p: i32, i: i32) -> Job {
-        Job::new(Some(Record::new().with_tag("p", p).with_tag("i", i)), None)
+        Job::new(
+            Some(Record::new().with_tag("p", p).with_tag("i", i).into()),
+            None,
+        )
     }
 
     struct Shared {

@@ -479,7 +479,7 @@ impl Run<'_> {
 fn step(run: &'static StaticRun, s: Step, writer_fb: usize, here: Here<'_>) -> bool {
     match s {
         Step::Output(tok) => {
-            run.output(tok.rec);
+            run.output(tok.rec.into_record());
             false
         }
         Step::Box(leaf, tok) => push(run, leaf, Job::new(Some(tok.rec), tok.ctx), writer_fb, here),
@@ -624,7 +624,7 @@ impl BoxTask {
         let mut sink = |s: Step| looped |= step(run, s, fb, Here::Task);
         let r = catch_unwind(AssertUnwindSafe(|| {
             run.walker
-                .run_box(&self.leaf, job.rec.as_mut(), job.ctx, &mut sink)
+                .run_box(&self.leaf, job.rec.as_deref_mut(), job.ctx, &mut sink)
         }));
         match r {
             Ok(Ok(())) => {}
