@@ -82,6 +82,7 @@ impl Engine for SeqEngine {
         }
         let discarded = w.discard_stored(&root);
         let mut stats = RunStats::from_counters("seq", &w.counters, w.insts.get());
+        crate::inst::free_tree(root, stats.entities_created);
         stats.discarded_in_sync = discarded as u64;
         stats.wall = start.elapsed();
         Ok(stats)

@@ -176,22 +176,6 @@ impl Shared<'_> {
     }
 }
 
-/// Instances above which a finished run's instance tree is freed on a thread of its own.
-const FREE_IN_BACKGROUND: u64 = 16 * 1024;
-
-/// Frees the instance tree of a finished run (`root`, its last reference): a large
-/// tree (fibtree 25: 121 000 instances, ~5% of the run) is freed off the caller's
-/// path, since the caller has its results already.
-fn free_tree(root: Arc<Inst>, entities: u64) {
-    if entities < FREE_IN_BACKGROUND {
-        return;
-    }
-    // If the thread cannot start, the closure and `root` with it are dropped here.
-    let _ = std::thread::Builder::new()
-        .name("snet-free".into())
-        .spawn(move || drop(root));
-}
-
 /// Aborts the run (instead of hanging the other workers) if a worker panics.
 struct PanicGuard<'s, 'a>(&'s Shared<'a>);
 
@@ -391,7 +375,7 @@ impl Engine for FrontEngine {
             .collect();
         let entities = stats.entities_created;
         let Shared { root, .. } = sh;
-        free_tree(root, entities);
+        snet_core::inst::free_tree(root, entities);
         if let Some(path) = &self.options.trace {
             let events: Vec<Vec<trace::Event>> = reports.into_iter().map(|r| r.events).collect();
             let write = std::fs::File::create(path).and_then(|f| {

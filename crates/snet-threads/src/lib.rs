@@ -445,7 +445,9 @@ impl Engine for ThreadsEngine {
                     ));
                 }
             }
-            shared.walker.discard_stored(&root)
+            let discarded = shared.walker.discard_stored(&root);
+            snet_core::inst::free_tree(root, shared.walker.insts.get() as u64);
+            discarded
         });
         if let Some(e) = lock(&shared.error).take() {
             return Err(e);
