@@ -47,10 +47,13 @@ impl<S: FnMut(Token) -> Result<(), RunError>> Emitter for BoxEmitter<'_, S> {
         // Built in its slot: the token carrying it moves as two pointers.
         let mut rec = Rec::empty();
         rec.mode = self.mode;
-        for (l, v) in labels.iter().zip(values.drain(..)) {
+        // The labels of a variant are distinct (the front end checks it, spec §9 item
+        // 12), so each is appended without a search.
+        for (l, v) in labels.iter().zip(values.iter_mut()) {
+            let v = std::mem::replace(v, Arg::Tag(0));
             match (l.kind(), v) {
-                (LabelKind::Field, Arg::Field(f)) => rec.set_field(*l, f),
-                (LabelKind::Tag | LabelKind::BTag, Arg::Tag(t)) => rec.set_tag(*l, t),
+                (LabelKind::Field, Arg::Field(f)) => rec.push_field(*l, f),
+                (LabelKind::Tag | LabelKind::BTag, Arg::Tag(t)) => rec.push_tag(*l, t),
                 (_, v) => {
                     return Err(BoxFailure(format!(
                         "variant {variant}: label {l} got a value of the wrong kind ({v:?})"
@@ -58,6 +61,8 @@ impl<S: FnMut(Token) -> Result<(), RunError>> Emitter for BoxEmitter<'_, S> {
                 }
             }
         }
+        // Extra values are dropped (they were emitted, so they are the box's to lose).
+        values.clear();
         rec.inherit_from(self.rest);
         ctx_add(self.ctx, 1);
         self.emitted += 1;
@@ -126,28 +131,42 @@ pub fn invoke(
     let mut taken_tags: smallvec::SmallVec<[(Label, i32); 4]> = smallvec::SmallVec::new();
     let mode = match &sig.input {
         Some(labels) => {
-            if let Some(l) = labels.iter().find(|l| !rest.has(**l)) {
-                return Err(RunError::new(
-                    format!("box `{}` ({loc})", sig.name),
-                    Some(format!("{rest:?}")),
-                    format!("record lacks input label {l}"),
-                ));
-            }
-            for l in labels {
+            let keep_any = !sig.passthrough.is_empty();
+            for (i, l) in labels.iter().enumerate() {
                 // A pass-through label is received but not consumed (§7.3.6).
-                let keep = sig.passthrough.contains(l);
+                let keep = keep_any && sig.passthrough.contains(l);
                 let a = match l.kind() {
                     LabelKind::Field if keep => rest.field(*l).cloned().map(Arg::Field),
                     LabelKind::Field => rest.take_field(*l).map(Arg::Field),
                     _ if keep => rest.tag(*l).map(Arg::Tag),
                     _ => rest.take_tag(*l).map(Arg::Tag),
                 };
-                // Present: checked above.
-                if let Some(a) = a {
-                    if let Arg::Tag(t) = a {
-                        taken_tags.push((*l, t));
+                match a {
+                    Some(a) => {
+                        if let Arg::Tag(t) = a {
+                            taken_tags.push((*l, t));
+                        }
+                        args.push(a);
                     }
-                    args.push(a);
+                    None => {
+                        // A record the type check let through without a label (only
+                        // a program whose routing is wrong): the labels taken so far
+                        // go back, for the message.
+                        for (l, a) in labels[..i].iter().zip(args.drain(..)) {
+                            if sig.passthrough.contains(l) {
+                                continue;
+                            }
+                            match a {
+                                Arg::Field(f) => rest.push_field(*l, f),
+                                Arg::Tag(t) => rest.push_tag(*l, t),
+                            }
+                        }
+                        return Err(RunError::new(
+                            format!("box `{}` ({loc})", sig.name),
+                            Some(format!("{rest:?}")),
+                            format!("record lacks input label {l}"),
+                        ));
+                    }
                 }
             }
             // Binding tags are never inherited (`inherit_from` skips them).

@@ -392,6 +392,16 @@ impl Counters {
         bump_in(i, &s.created, n as u64);
         self.flight(i, s, n as i64);
     }
+    /// A box invocation returned after emitting `emitted` records; `consumed`: it had
+    /// an input record (not an initialiser). One shard update per firing (its records
+    /// are counted here rather than one by one as they are emitted).
+    pub fn fired(&self, consumed: bool, emitted: usize) {
+        let (i, s) = self.shard();
+        bump_in(i, &s.box_calls, 1);
+        bump_in(i, &s.created, emitted as u64);
+        bump_in(i, &s.consumed, u64::from(consumed));
+        self.flight(i, s, emitted as i64 - i64::from(consumed));
+    }
     /// A box invocation ended (counted once it returned); `consumed`: it had an input
     /// record (not an initialiser). Records it emitted were counted by `produced`.
     pub fn box_done(&self, consumed: bool) {

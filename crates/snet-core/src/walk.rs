@@ -688,11 +688,12 @@ impl<'a> Walker<'a> {
         let node = self.net.node(leaf.node);
         let f = &self.fns[bi];
         let had_input = input.is_some();
-        box_call::invoke(sig, &node.loc, &**f, input, &ctx, &mut |tok| {
-            self.counters.produced(1);
+        // The records a failing call emitted are not counted: the run stops with the
+        // call's error and reports no figures.
+        let emitted = box_call::invoke(sig, &node.loc, &**f, input, &ctx, &mut |tok| {
             emit(tok, &mut *sink)
         })?;
-        self.counters.box_done(had_input);
+        self.counters.fired(had_input, emitted);
         if ctx.is_none() {
             // Outside every deterministic combinator: no frame to complete (and no
             // empty list to drop, which cost a call per firing).
