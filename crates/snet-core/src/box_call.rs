@@ -217,3 +217,66 @@ pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "unknown panic".into())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::boxes::Emitter;
+    use crate::value::Value;
+
+    fn sig() -> BoxSig {
+        BoxSig {
+            name: "f".into(),
+            input: Some(vec![Label::field("a"), Label::tag("t"), Label::field("b")]),
+            outputs: vec![vec![Label::field("c"), Label::tag("u")]],
+            passthrough: vec![],
+        }
+    }
+
+    #[test]
+    fn a_missing_input_label_is_named_and_the_record_is_shown_whole() {
+        let f = |_: Args, _: &mut dyn Emitter| -> Result<(), BoxFailure> { panic!("never called") };
+        let mut rec = Record::new()
+            .with_field("a", Value::int(1))
+            .with_tag("t", 5)
+            .with_field("x", Value::int(2));
+        let e = invoke(&sig(), "here", &f, Some(&mut rec), &None, &mut |_| Ok(()))
+            .expect_err("b is missing");
+        assert!(e.message.contains("record lacks input label b"), "{e}");
+        let shown = e.record.clone().unwrap_or_default();
+        for l in ["a=", "<t>=5", "x="] {
+            assert!(shown.contains(l), "{shown} lacks {l}");
+        }
+        // The labels taken before the missing one are back in the record.
+        assert!(rec.has(Label::field("a")) && rec.tag(Label::tag("t")) == Some(5));
+    }
+
+    #[test]
+    fn emitted_values_become_the_variant_labels_with_the_rest_inherited() {
+        let f = |mut a: Args, out: &mut dyn Emitter| -> Result<(), BoxFailure> {
+            let t = match a[1] {
+                Arg::Tag(t) => t,
+                _ => unreachable!(),
+            };
+            let v = std::mem::replace(&mut a[0], Arg::Tag(0));
+            out.emit(1, crate::args![v, Arg::Tag(t + 1)])
+        };
+        let mut rec = Record::new()
+            .with_field("a", Value::int(1))
+            .with_tag("t", 5)
+            .with_field("b", Value::int(3))
+            .with_tag("keep", 9);
+        let mut got = Vec::new();
+        let n = invoke(&sig(), "here", &f, Some(&mut rec), &None, &mut |t| {
+            got.push(t.rec.into_record());
+            Ok(())
+        })
+        .expect("runs");
+        assert_eq!(n, 1);
+        let o = &got[0];
+        assert!(o.has(Label::field("c")) && !o.has(Label::field("a")));
+        assert_eq!(o.tag(Label::tag("u")), Some(6));
+        assert_eq!(o.tag(Label::tag("keep")), Some(9));
+        assert_eq!(o.len(), 3);
+    }
+}
