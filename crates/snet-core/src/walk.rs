@@ -641,10 +641,36 @@ impl<'a> Walker<'a> {
                     sink(Step::Box(next.clone(), tok));
                     return Ok(());
                 }
+                if let Some(n) = self.stage_successor(leaf, &tok.rec) {
+                    sink(Step::Box(n.clone(), tok));
+                    return Ok(());
+                }
             }
             self.walk(Pos::Leave(leaf.clone()), tok, sink)
         };
         self.invoke_box(leaf, input, ctx, &mut emit, sink)
+    }
+
+    /// A star whose operand is a box (`deep`): the next stage, when a record leaving
+    /// stage `leaf` does not leave the star and the next stage exists and is a box
+    /// (where the walk would take it, without a reference to this stage and a walk
+    /// from it). An exit, or an error the walk reports, takes the general way. Kept
+    /// out of line: the emit path of every box is compiled with this test.
+    #[inline(never)]
+    fn stage_successor<'i>(&self, leaf: &'i Inst, rec: &Record) -> Option<&'i Arc<Inst>> {
+        let (Slot::Stage(star), Some(n)) = (leaf.slot, leaf.next_stage.get()) else {
+            return None;
+        };
+        if !matches!(n.kind, InstKind::Box(..)) {
+            return None;
+        }
+        let NodeKind::Star { exits, .. } = &self.net.node(star).kind else {
+            return None;
+        };
+        match pattern::matches_any(rec, exits) {
+            Ok(false) => Some(n),
+            _ => None,
+        }
     }
 
     /// Like [`Walker::run_box`], but the emitted records are appended to `out` instead
