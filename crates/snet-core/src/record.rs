@@ -249,6 +249,20 @@ impl Record {
         self.mode = DataMode::Textual;
     }
 
+    /// Empties the record for reuse as a recycled slot: like [`Record::clear`], but a
+    /// list grown beyond [`REUSE_CAP`] labels gives its storage back, so that pools of
+    /// slots never hold on to the memory of a few very wide records.
+    fn clear_for_reuse(&mut self) {
+        if self.fields.capacity() > REUSE_CAP
+            || self.tags.capacity() > REUSE_CAP
+            || self.btags.capacity() > REUSE_CAP
+        {
+            *self = Record::default();
+        } else {
+            self.clear();
+        }
+    }
+
     /// A short label listing such as `{A, <T>, <#b>}` for diagnostics.
     pub fn describe(&self) -> String {
         let mut s = String::from("{");
@@ -272,6 +286,9 @@ impl Record {
 /// (issue 26); a slot freed on another thread than the one that made it joins that
 /// thread's pool.
 pub struct Rec(std::mem::ManuallyDrop<Box<Record>>);
+
+/// Labels per list a recycled slot keeps storage for (see `Record::clear_for_reuse`).
+const REUSE_CAP: usize = 16;
 
 /// Slots move between threads in batches of this many: a thread that frees more records
 /// than it makes (a consumer at the end of a pipeline) hands a batch to one that makes
@@ -368,7 +385,7 @@ impl Drop for Rec {
     fn drop(&mut self) {
         // SAFETY: `self.0` is taken once, here, and `self` is not used afterwards.
         let mut slot = unsafe { std::mem::ManuallyDrop::take(&mut self.0) };
-        slot.clear();
+        slot.clear_for_reuse();
         // The slot is freed instead when the pool is borrowed (a record dropped while
         // another is being recycled cannot happen, but costs nothing to allow) or gone
         // (thread exit).
@@ -478,6 +495,26 @@ mod tests {
         assert_eq!(again.mode, DataMode::Textual);
         let out = Rec::new(Record::new().with_tag("x", 3)).into_record();
         assert_eq!(out.tag(Label::tag("x")), Some(3));
+    }
+
+    #[test]
+    fn a_recycled_slot_does_not_keep_the_storage_of_a_wide_record() {
+        let mut wide = Record::new();
+        for i in 0..1000 {
+            wide.push_tag(Label::tag(&format!("t{i}")), i);
+        }
+        let r = Rec::new(wide);
+        assert!(r.tags().len() == 1000);
+        drop(r);
+        let again = Rec::empty();
+        assert!(
+            again.tags.capacity() <= REUSE_CAP,
+            "{}",
+            again.tags.capacity()
+        );
+        let mut narrow = Record::new().with_tag("a", 1).with_tag("b", 2);
+        narrow.clear_for_reuse();
+        assert!(narrow.is_empty() && narrow.tags.capacity() >= 2);
     }
 
     #[test]
