@@ -102,7 +102,8 @@ pub(crate) struct Worker<'s, 'a> {
     held_leaf: Option<Arc<Inst>>,
     held_tok: Option<Token>,
     /// The job `run_unit` runs next when it is not the held record (taken from a
-    /// stream). Kept in the worker rather than passed around: jobs are large.
+    /// stream). Kept in the worker rather than passed around (from when jobs carried
+    /// whole records; a job is small now that records travel in slots).
     next_job: Option<Job>,
     /// Depth of the entity being run (0 while walking an input record).
     depth: u32,
@@ -418,8 +419,8 @@ impl<'s, 'a> Worker<'s, 'a> {
                     None => unreachable!("run_unit without a job"),
                 },
             };
-            // Used where it lies (taking the record and the context apart into new
-            // places cost copies of the whole job).
+            // Used where it lies (from when jobs carried whole records; it only saves
+            // a move now).
             let (input, ctx) = match &mut job {
                 Job::Data(tok) => (Some(&mut *tok.rec), tok.ctx.take()),
                 Job::Init(ctx) => (None, ctx.take()),
