@@ -151,7 +151,7 @@ impl std::error::Error for EvalError {}
 impl TagExpr {
     /// Evaluates on `rec`.
     pub fn eval(&self, rec: &Record) -> Result<TagValue, EvalError> {
-        let v = self.raw(rec)?;
+        let v = self.operand(rec)?;
         Ok(if self.is_bool() {
             TagValue::Bool(v != 0)
         } else {
@@ -165,7 +165,7 @@ impl TagExpr {
         if self.is_bool() {
             return Err(EvalError::TypeMismatch(Mismatch::ExpectedInt));
         }
-        self.raw(rec)
+        self.operand(rec)
     }
 
     /// Evaluates a `bool` expression.
@@ -174,7 +174,7 @@ impl TagExpr {
         if !self.is_bool() {
             return Err(EvalError::TypeMismatch(Mismatch::ExpectedBool));
         }
-        Ok(self.raw(rec)? != 0)
+        Ok(self.operand(rec)? != 0)
     }
 
     /// True for an expression of type `bool` (decided by its shape, as the type
@@ -202,24 +202,35 @@ impl TagExpr {
     /// registers (tag expressions run for every record a filter handles). Operand types
     /// were checked statically (spec §9 item 9), except for the two operands of `==`,
     /// `!=` and `?:`, which are checked here.
+    /// [`TagExpr::raw`] with the leaves (a tag, a constant) read in place: most
+    /// operands are leaves, and a call per leaf was most of an evaluation.
+    #[inline(always)]
+    fn operand(&self, rec: &Record) -> Result<i32, EvalError> {
+        match self {
+            TagExpr::Int(v) => Ok(*v),
+            TagExpr::Label(l) => rec.tag(*l).ok_or(EvalError::MissingTag(*l)),
+            _ => self.raw(rec),
+        }
+    }
+
     fn raw(&self, rec: &Record) -> Result<i32, EvalError> {
         Ok(match self {
             TagExpr::Int(v) => *v,
             TagExpr::Label(l) => rec.tag(*l).ok_or(EvalError::MissingTag(*l))?,
-            TagExpr::Unary(UnOp::Not, e) => i32::from(e.raw(rec)? == 0),
-            TagExpr::Unary(UnOp::Abs, e) => e.raw(rec)?.wrapping_abs(),
+            TagExpr::Unary(UnOp::Not, e) => i32::from(e.operand(rec)? == 0),
+            TagExpr::Unary(UnOp::Abs, e) => e.operand(rec)?.wrapping_abs(),
             TagExpr::Binary(op, a, b) => {
-                let x = a.raw(rec)?;
+                let x = a.operand(rec)?;
                 match op {
                     // Short-circuit: the right operand is not evaluated.
                     BinOp::Or if x != 0 => 1,
                     BinOp::And if x == 0 => 0,
-                    BinOp::Or | BinOp::And => i32::from(b.raw(rec)? != 0),
+                    BinOp::Or | BinOp::And => i32::from(b.operand(rec)? != 0),
                     _ => {
                         if matches!(op, BinOp::Eq | BinOp::Ne) && a.is_bool() != b.is_bool() {
                             return Err(EvalError::TypeMismatch(Mismatch::EqIntBool));
                         }
-                        let y = b.raw(rec)?;
+                        let y = b.operand(rec)?;
                         match op {
                             BinOp::Eq => i32::from(x == y),
                             BinOp::Ne => i32::from(x != y),
@@ -246,9 +257,9 @@ impl TagExpr {
             }
             TagExpr::Cond(c, a, b) => {
                 if c.raw(rec)? != 0 {
-                    a.raw(rec)?
+                    a.operand(rec)?
                 } else {
-                    b.raw(rec)?
+                    b.operand(rec)?
                 }
             }
         })
