@@ -49,8 +49,7 @@ impl<S: FnMut(Token) -> Result<(), RunError>> Emitter for BoxEmitter<'_, S> {
         rec.mode = self.mode;
         // The labels of a variant are distinct (the front end checks it, spec §9 item
         // 12), so each is appended without a search.
-        for (l, v) in labels.iter().zip(values.iter_mut()) {
-            let v = std::mem::replace(v, Arg::Tag(0));
+        for (l, v) in labels.iter().zip(values.drain(..)) {
             match (l.kind(), v) {
                 (LabelKind::Field, Arg::Field(f)) => rec.push_field(*l, f),
                 (LabelKind::Tag | LabelKind::BTag, Arg::Tag(t)) => rec.push_tag(*l, t),
@@ -61,8 +60,6 @@ impl<S: FnMut(Token) -> Result<(), RunError>> Emitter for BoxEmitter<'_, S> {
                 }
             }
         }
-        // Extra values are dropped (they were emitted, so they are the box's to lose).
-        values.clear();
         rec.inherit_from(self.rest);
         ctx_add(self.ctx, 1);
         self.emitted += 1;
@@ -132,10 +129,9 @@ pub fn invoke(
     let mut taken_tags: smallvec::SmallVec<[(Label, i32); 4]> = smallvec::SmallVec::new();
     let mode = match &sig.input {
         Some(labels) => {
-            let keep_any = !sig.passthrough.is_empty();
             for (i, l) in labels.iter().enumerate() {
                 // A pass-through label is received but not consumed (§7.3.6).
-                let keep = keep_any && sig.passthrough.contains(l);
+                let keep = sig.passthrough.contains(l);
                 let a = match l.kind() {
                     LabelKind::Field if keep => rest.field(*l).cloned().map(Arg::Field),
                     LabelKind::Field => rest.take_field(*l).map(Arg::Field),

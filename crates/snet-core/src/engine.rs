@@ -386,12 +386,6 @@ impl Counters {
             .sum()
     }
 
-    /// `n` records came into existence (emitted by a box or a filter).
-    pub fn produced(&self, n: usize) {
-        let (i, s) = self.shard();
-        bump_in(i, &s.created, n as u64);
-        self.flight(i, s, n as i64);
-    }
     /// A box invocation returned after emitting `emitted` records; `consumed`: it had
     /// an input record (not an initialiser). One shard update per firing (its records
     /// are counted here rather than one by one as they are emitted).
@@ -401,16 +395,6 @@ impl Counters {
         bump_in(i, &s.created, emitted as u64);
         bump_in(i, &s.consumed, u64::from(consumed));
         self.flight(i, s, emitted as i64 - i64::from(consumed));
-    }
-    /// A box invocation ended (counted once it returned); `consumed`: it had an input
-    /// record (not an initialiser). Records it emitted were counted by `produced`.
-    pub fn box_done(&self, consumed: bool) {
-        let (i, s) = self.shard();
-        bump_in(i, &s.box_calls, 1);
-        if consumed {
-            bump_in(i, &s.consumed, 1);
-            self.flight(i, s, -1);
-        }
     }
     /// A filter consumed one record and produced `n`.
     pub fn filtered(&self, n: usize) {
@@ -809,8 +793,7 @@ mod tests {
                     let n = if t % 3 == 0 { 10 } else { 5000 };
                     for _ in 0..n {
                         c.input();
-                        c.produced(2);
-                        c.box_done(true);
+                        c.fired(true, 2);
                         c.filtered(0);
                         c.output();
                     }

@@ -288,7 +288,7 @@ const FREE_IN_BACKGROUND: u64 = 16 * 1024;
 /// 5-10 % of the run) is freed off the caller's path, since the caller has its results
 /// already. The tree holds no record then (every engine discards stored ones first), so
 /// nothing that box code or a loaded library owns is freed late.
-pub fn free_tree(root: Arc<Inst>, entities: u64) {
+pub(crate) fn free_tree(root: Arc<Inst>, entities: u64) {
     if entities < FREE_IN_BACKGROUND {
         return;
     }

@@ -241,17 +241,10 @@ impl Record {
         }
     }
 
-    /// Removes every label (keeps the lists' storage) and resets the mode.
-    pub fn clear(&mut self) {
-        self.fields.clear();
-        self.tags.clear();
-        self.btags.clear();
-        self.mode = DataMode::Textual;
-    }
-
-    /// Empties the record for reuse as a recycled slot: like [`Record::clear`], but a
-    /// list grown beyond [`REUSE_CAP`] labels gives its storage back, so that pools of
-    /// slots never hold on to the memory of a few very wide records.
+    /// Empties the record for reuse as a recycled slot: removes every label and resets
+    /// the mode, keeping the lists' storage, except that a list grown beyond
+    /// [`REUSE_CAP`] labels gives its storage back (pools of slots never hold on to the
+    /// memory of a few very wide records).
     fn clear_for_reuse(&mut self) {
         if self.fields.capacity() > REUSE_CAP
             || self.tags.capacity() > REUSE_CAP
@@ -259,7 +252,10 @@ impl Record {
         {
             *self = Record::default();
         } else {
-            self.clear();
+            self.fields.clear();
+            self.tags.clear();
+            self.btags.clear();
+            self.mode = DataMode::Textual;
         }
     }
 

@@ -80,9 +80,8 @@ impl Engine for SeqEngine {
         if let Some(e) = st.out_err.take() {
             return Err(e);
         }
-        let discarded = w.discard_stored(&root);
+        let discarded = w.finish(root);
         let mut stats = RunStats::from_counters("seq", &w.counters, w.insts.get());
-        crate::inst::free_tree(root, stats.entities_created);
         stats.discarded_in_sync = discarded as u64;
         stats.wall = start.elapsed();
         Ok(stats)

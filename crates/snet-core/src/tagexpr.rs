@@ -201,9 +201,9 @@ impl TagExpr {
     /// The value with `bool` as 0/1: one `i32` plus a small error fits in the return
     /// registers (tag expressions run for every record a filter handles). Operand types
     /// were checked statically (spec §9 item 9), except for the two operands of `==`,
-    /// `!=` and `?:`, which are checked here.
-    /// [`TagExpr::raw`] with the leaves (a tag, a constant) read in place: most
-    /// operands are leaves, and a call per leaf was most of an evaluation.
+    /// `!=` and `?:`, which are checked here. The leaves (a tag, a constant) are read
+    /// in place: most operands are leaves, and a call per leaf was most of an
+    /// evaluation; the other nodes are evaluated by [`TagExpr::raw`].
     #[inline(always)]
     fn operand(&self, rec: &Record) -> Result<i32, EvalError> {
         match self {
@@ -213,10 +213,10 @@ impl TagExpr {
         }
     }
 
+    /// [`TagExpr::operand`] of an operator or a conditional.
     fn raw(&self, rec: &Record) -> Result<i32, EvalError> {
         Ok(match self {
-            TagExpr::Int(v) => *v,
-            TagExpr::Label(l) => rec.tag(*l).ok_or(EvalError::MissingTag(*l))?,
+            TagExpr::Int(_) | TagExpr::Label(_) => self.operand(rec)?,
             TagExpr::Unary(UnOp::Not, e) => i32::from(e.operand(rec)? == 0),
             TagExpr::Unary(UnOp::Abs, e) => e.operand(rec)?.wrapping_abs(),
             TagExpr::Binary(op, a, b) => {
@@ -256,7 +256,7 @@ impl TagExpr {
                 }
             }
             TagExpr::Cond(c, a, b) => {
-                if c.raw(rec)? != 0 {
+                if c.operand(rec)? != 0 {
                     a.operand(rec)?
                 } else {
                     b.operand(rec)?

@@ -579,14 +579,18 @@ impl<'a> Walker<'a> {
         Ok(cur)
     }
 
-    /// Drops the records left in waiting synchrocells at the end of a run (spec §7.6)
-    /// and returns how many there were; walks the instance tree only if the counters
-    /// say some are left.
-    pub fn discard_stored(&self, root: &Arc<Inst>) -> usize {
-        if self.counters.still_stored() == 0 {
-            return 0;
-        }
-        root.discard_stored()
+    /// Ends a finished run's instance tree (`root`): drops the records left in waiting
+    /// synchrocells (spec §7.6; the tree is walked only if the counters say some are
+    /// left) and returns how many there were, then frees the tree
+    /// ([`crate::inst::free_tree`]: a large one off the caller's path).
+    pub fn finish(&self, root: Arc<Inst>) -> usize {
+        let discarded = if self.counters.still_stored() == 0 {
+            0
+        } else {
+            root.discard_stored()
+        };
+        crate::inst::free_tree(root, self.insts.get() as u64);
+        discarded
     }
 
     /// Creates the root instance; initialisers of its static part are sent to `sink`.
@@ -641,9 +645,15 @@ impl<'a> Walker<'a> {
                     sink(Step::Box(next.clone(), tok));
                     return Ok(());
                 }
-                if let Some(n) = self.stage_successor(leaf, &tok.rec) {
-                    sink(Step::Box(n.clone(), tok));
-                    return Ok(());
+                // A star whose operand is a box (`deep`): on into the next stage
+                // without a reference to this one and a walk from it.
+                if let Slot::Stage(star) = leaf.slot {
+                    if let Ok(n) = self.leave_stage(star, leaf, &tok.rec)? {
+                        if matches!(n.kind, InstKind::Box(..)) {
+                            sink(Step::Box(n.clone(), tok));
+                            return Ok(());
+                        }
+                    }
                 }
             }
             self.walk(Pos::Leave(leaf.clone()), tok, sink)
@@ -651,26 +661,30 @@ impl<'a> Walker<'a> {
         self.invoke_box(leaf, input, ctx, &mut emit, sink)
     }
 
-    /// A star whose operand is a box (`deep`): the next stage, when a record leaving
-    /// stage `leaf` does not leave the star and the next stage exists and is a box
-    /// (where the walk would take it, without a reference to this stage and a walk
-    /// from it). An exit, or an error the walk reports, takes the general way. Kept
-    /// out of line: the emit path of every box is compiled with this test.
-    #[inline(never)]
-    fn stage_successor<'i>(&self, leaf: &'i Inst, rec: &Record) -> Option<&'i Arc<Inst>> {
-        let (Slot::Stage(star), Some(n)) = (leaf.slot, leaf.next_stage.get()) else {
-            return None;
-        };
-        if !matches!(n.kind, InstKind::Box(..)) {
-            return None;
-        }
+    /// A record leaving stage `stage` of star node `star`: `Ok(next)` when it does not
+    /// leave the star and the next stage exists and is not an identity (where it goes
+    /// on), `Err(exit)` otherwise: the star decides, by the exit test's result. The
+    /// exit test needs only the star's node, and the common case not the star instance
+    /// itself, whose reference count every worker would otherwise update at every firing.
+    fn leave_stage<'i>(
+        &self,
+        star: NodeId,
+        stage: &'i Inst,
+        rec: &Record,
+    ) -> Result<Result<&'i Arc<Inst>, bool>, RunError> {
         let NodeKind::Star { exits, .. } = &self.net.node(star).kind else {
-            return None;
+            unreachable!("stage of a non-star node")
         };
-        match pattern::matches_any(rec, exits) {
-            Ok(false) => Some(n),
-            _ => None,
+        let exit =
+            pattern::matches_any(rec, exits).map_err(|e| self.err_at(star, rec, e.to_string()))?;
+        if !exit {
+            if let Some(n) = stage.next_stage.get() {
+                if !n.is_identity() {
+                    return Ok(Ok(n));
+                }
+            }
         }
+        Ok(Err(exit))
     }
 
     /// Like [`Walker::run_box`], but the emitted records are appended to `out` instead
@@ -1184,27 +1198,14 @@ impl<'a> Walker<'a> {
                     InstKind::Feedback(body) => pos = Pos::Enter(body.clone()),
                 },
                 Pos::Leave(inst) => {
-                    // A star stage: the exit test needs only the star's node, and the
-                    // common case (on to the existing next stage) not the star instance
-                    // itself, whose reference count every worker would otherwise update
-                    // at every firing.
                     let stage_exit = match inst.slot {
-                        Slot::Stage(star) => {
-                            let NodeKind::Star { exits, .. } = &self.net.node(star).kind else {
-                                unreachable!("stage of a non-star node")
-                            };
-                            let exit = pattern::matches_any(&tok.rec, exits)
-                                .map_err(|e| self.err_at(star, &tok.rec, e.to_string()))?;
-                            if !exit {
-                                if let Some(n) = inst.next_stage.get() {
-                                    if !n.is_identity() {
-                                        pos = Pos::Enter(n.clone());
-                                        continue;
-                                    }
-                                }
+                        Slot::Stage(star) => match self.leave_stage(star, &inst, &tok.rec)? {
+                            Ok(n) => {
+                                pos = Pos::Enter(n.clone());
+                                continue;
                             }
-                            Some(exit)
-                        }
+                            Err(exit) => Some(exit),
+                        },
                         _ => None,
                     };
                     let Some(parent) = inst.parent() else {

@@ -363,7 +363,6 @@ impl Engine for FrontEngine {
             return Err(e);
         }
         let mut stats = RunStats::from_counters("front", &sh.w.counters, sh.w.insts.get());
-        stats.discarded_in_sync = sh.w.discard_stored(&sh.root) as u64;
         stats.steals = sh.steals.load(Ordering::Relaxed);
         stats.wall = wall;
         stats.workers = reports
@@ -373,9 +372,8 @@ impl Engine for FrontEngine {
                 idle: r.idle,
             })
             .collect();
-        let entities = stats.entities_created;
-        let Shared { root, .. } = sh;
-        snet_core::inst::free_tree(root, entities);
+        let Shared { root, w, .. } = sh;
+        stats.discarded_in_sync = w.finish(root) as u64;
         if let Some(path) = &self.options.trace {
             let events: Vec<Vec<trace::Event>> = reports.into_iter().map(|r| r.events).collect();
             let write = std::fs::File::create(path).and_then(|f| {

@@ -445,9 +445,7 @@ impl Engine for ThreadsEngine {
                     ));
                 }
             }
-            let discarded = shared.walker.discard_stored(&root);
-            snet_core::inst::free_tree(root, shared.walker.insts.get() as u64);
-            discarded
+            shared.walker.finish(root)
         });
         if let Some(e) = lock(&shared.error).take() {
             return Err(e);

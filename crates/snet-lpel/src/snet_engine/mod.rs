@@ -813,8 +813,7 @@ impl Engine for LpelEngine {
             );
         }
         let wall = start.elapsed();
-        let discarded = run.walker.discard_stored(&root);
-        snet_core::inst::free_tree(root, run.walker.insts.get() as u64);
+        let discarded = run.walker.finish(root);
         if let (Some(dest), Some(dir)) = (&self.config.trace_file, &mon_dir) {
             if let Err(e) = std::fs::copy(dir.join("trace.json"), dest) {
                 run.fail(engine_error(format!(
