@@ -126,6 +126,8 @@ pub struct Inst {
     nodes: u32,
     /// Stage number (star stages) or index value (split replicas); 0 otherwise.
     key: i32,
+    /// The instance tree (the walker) this instance belongs to ([`InstCounter`]).
+    tree: u32,
     /// The home of the parent (node 0 for the root: the global output is there): a
     /// record leaving this instance is routed there.
     pub up_home: u32,
@@ -245,14 +247,34 @@ impl LoopKey {
     }
 }
 
-/// Counts instance creations (`RunStats::entities_created`).
-#[derive(Debug, Default)]
-pub struct InstCounter(AtomicUsize);
+/// Counts instance creations (`RunStats::entities_created`), and names the instance
+/// tree they belong to (one per walker: see [`Inst::tree`]).
+#[derive(Debug)]
+pub struct InstCounter {
+    n: AtomicUsize,
+    tree: u32,
+}
+
+impl Default for InstCounter {
+    /// A counter at 0 for a new tree (numbered apart from every other in the process).
+    fn default() -> Self {
+        static NEXT_TREE: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
+        InstCounter {
+            n: AtomicUsize::new(0),
+            tree: NEXT_TREE.fetch_add(1, Ordering::Relaxed),
+        }
+    }
+}
 
 impl InstCounter {
     /// Instances created so far.
     pub fn get(&self) -> usize {
-        self.0.load(Ordering::Relaxed)
+        self.n.load(Ordering::Relaxed)
+    }
+
+    /// The tree the instances counted here belong to.
+    pub(crate) fn tree(&self) -> u32 {
+        self.tree
     }
 }
 
@@ -316,9 +338,10 @@ fn starts_with_init(net: &Net, mut node: NodeId) -> bool {
 
 impl Inst {
     /// Creates an instance of `node` and its static part. Initialisers of parallel
-    /// compositions created here are appended to `inits` with context `ctx`.
+    /// compositions created here are appended to `inits` with context `ctx`. Only a
+    /// walker creates instances (its tree, see [`Inst::tree`]).
     #[allow(clippy::too_many_arguments)]
-    pub fn create(
+    pub(crate) fn create(
         net: &Net,
         node: NodeId,
         parent: Weak<Inst>,
@@ -329,7 +352,7 @@ impl Inst {
         counter: &InstCounter,
         inits: &mut Vec<InitCall>,
     ) -> Arc<Inst> {
-        counter.0.fetch_add(1, Ordering::Relaxed);
+        counter.n.fetch_add(1, Ordering::Relaxed);
         // The parent's home (a `!@` replica's place is its own node, not the split's).
         let up_home = match slot {
             Slot::Root => 0,
@@ -465,6 +488,7 @@ impl Inst {
                 home: place.home,
                 nodes: place.nodes,
                 key,
+                tree: counter.tree,
                 up_home,
                 parent,
                 kind,
@@ -568,7 +592,7 @@ impl Inst {
     /// The box instance a record leaving box instance `self` enters next, when only
     /// serial composition lies between them (see the `succ` field).
     #[inline]
-    pub(crate) fn serial_successor(self: &Arc<Inst>) -> Option<&Arc<Inst>> {
+    pub(crate) fn serial_successor(&self) -> Option<&Arc<Inst>> {
         use std::sync::atomic::Ordering::Relaxed;
         if matches!(self.slot, Slot::Stage(_)) || self.no_succ.load(Relaxed) {
             return None;
@@ -587,17 +611,20 @@ impl Inst {
         }
     }
 
-    fn find_serial_successor(leaf: &Arc<Inst>) -> Option<Arc<Inst>> {
+    fn find_serial_successor(leaf: &Inst) -> Option<Arc<Inst>> {
         if !matches!(leaf.kind, InstKind::Box(..)) {
             return None;
         }
         // Up while leaving the right operand of `..`, then into the right operand.
-        let mut cur = leaf.clone();
+        let mut parent = leaf.parent()?;
+        let mut slot = leaf.slot;
         let mut next = loop {
-            let parent = cur.parent()?;
-            match (&parent.kind, cur.slot) {
+            match (&parent.kind, slot) {
                 (InstKind::Serial(_, b), Slot::Left) => break b.clone(),
-                (InstKind::Serial(..), Slot::Right) => cur = parent,
+                (InstKind::Serial(..), Slot::Right) => {
+                    slot = parent.slot;
+                    parent = parent.parent()?;
+                }
                 _ => return None,
             }
         };
@@ -642,6 +669,13 @@ impl Inst {
             InstKind::Box(_, e) => e.get_or_init(init),
             _ => panic!("engine slot of a non-box instance"),
         }
+    }
+
+    /// The instance tree this instance belongs to: the number of the walker that
+    /// created it (its [`InstCounter`]).
+    #[inline]
+    pub(crate) fn tree(&self) -> u32 {
+        self.tree
     }
 
     /// True if this instance currently passes every record unchanged (an identity or a

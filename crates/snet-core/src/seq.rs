@@ -80,6 +80,7 @@ impl Engine for SeqEngine {
         if let Some(e) = st.out_err.take() {
             return Err(e);
         }
+        drop(st);
         let discarded = w.finish(root);
         let mut stats = RunStats::from_counters("seq", &w.counters, w.insts.get());
         stats.discarded_in_sync = discarded as u64;
@@ -93,7 +94,7 @@ impl Engine for SeqEngine {
 /// firing) and what bounded box outputs need (`relief`).
 struct Seq<'w, 'a, 'o> {
     w: &'w Walker<'a>,
-    queue: VecDeque<Step>,
+    queue: VecDeque<Step<'w>>,
     output: &'o mut dyn RecordSink,
     out_err: Option<RunError>,
     /// The first error of a box run by a relief (the walk that relieved cannot
@@ -108,8 +109,8 @@ struct Seq<'w, 'a, 'o> {
     stack_base: usize,
 }
 
-impl Seq<'_, '_, '_> {
-    fn on_step(&mut self, s: Step) {
+impl<'w> Seq<'w, '_, '_> {
+    fn on_step(&mut self, s: Step<'w>) {
         match s {
             Step::Box(..) | Step::Init(_) => {
                 if self.failed.is_some() {
@@ -134,16 +135,16 @@ impl Seq<'_, '_, '_> {
     }
 
     /// Runs one queued box or initialiser step.
-    fn run_job(&mut self, mut job: Step) -> Result<(), RunError> {
+    fn run_job(&mut self, mut job: Step<'w>) -> Result<(), RunError> {
         let w = self.w;
         // Used where it lies (from when jobs carried whole records; now a job is 32
         // bytes and this only saves moving it).
         let (leaf, input, ctx) = match &mut job {
-            Step::Box(leaf, tok) => (&*leaf, Some(&mut *tok.rec), tok.ctx.take()),
-            Step::Init(c) => (&c.leaf, None, c.ctx.take()),
+            Step::Box(leaf, tok) => (*leaf, Some(&mut *tok.rec), tok.ctx.take()),
+            Step::Init(c) => (w.box_ref(&c.leaf), None, c.ctx.take()),
             Step::Output(_) | Step::Flush => unreachable!("never queued"),
         };
-        self.busy.push(Arc::as_ptr(leaf) as usize);
+        self.busy.push(leaf.addr());
         let burst = std::mem::replace(&mut self.burst, 0);
         let r = w.run_box(leaf, input, ctx, &mut |s| self.on_step(s));
         self.burst = burst;
@@ -173,17 +174,17 @@ impl Seq<'_, '_, '_> {
             return;
         }
         self.nest += 1;
-        let mut aside: VecDeque<Step> = VecDeque::new();
+        let mut aside: VecDeque<Step<'w>> = VecDeque::new();
         while self.failed.is_none() {
             let Some(job) = self.queue.pop_front() else {
                 break;
             };
             let leaf = match &job {
-                Step::Box(l, _) => l,
-                Step::Init(c) => &c.leaf,
+                Step::Box(l, _) => l.addr(),
+                Step::Init(c) => Arc::as_ptr(&c.leaf) as usize,
                 Step::Output(_) | Step::Flush => unreachable!("never queued"),
             };
-            if self.busy.contains(&(Arc::as_ptr(leaf) as usize)) {
+            if self.busy.contains(&leaf) {
                 aside.push_back(job);
                 continue;
             }

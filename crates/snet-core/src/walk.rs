@@ -29,11 +29,69 @@ pub enum Pos {
     Leave(Arc<Inst>),
 }
 
-/// Where a walk ended, for the engine to act on.
+/// A box instance of a walker's instance tree, borrowed for as long as the walker is:
+/// how a walk hands a record's next box to an engine ([`Step::Box`]) without updating
+/// the instance's reference count, a cache line every worker on a pipeline would
+/// otherwise write at every hop.
+///
+/// Why the borrow is sound: the walker owns the root of its tree from
+/// [`Walker::create_root`] until [`Walker::finish`] (which takes `&mut self`, so no
+/// `BoxRef` is left), and a box instance, once created, stays in the tree until the
+/// tree is freed. Every instance is owned by its parent from creation: the operands of
+/// a composition by it, a star's stages each by the one before (the first by the
+/// star), a split's replicas by the split, and a box's serial successor also by the
+/// box. The one exception, a star dropping a prefix of stages that have become
+/// identities (`Walker::next_stage`), drops single cells that are identities or fired
+/// synchrocells, never boxes. A `BoxRef` is only made of an instance of the walker's
+/// own tree while the walker holds it (checked: `Walker::box_ref`).
+#[derive(Clone, Copy)]
+pub struct BoxRef<'w>(&'w Inst);
+
+impl<'w> BoxRef<'w> {
+    /// The instance.
+    #[inline]
+    pub fn inst(self) -> &'w Inst {
+        self.0
+    }
+
+    /// The instance's address (a key for it while the run lasts).
+    #[inline]
+    pub fn addr(self) -> usize {
+        std::ptr::from_ref(self.0) as usize
+    }
+
+    /// A counted reference to the instance.
+    pub fn arc(self) -> Arc<Inst> {
+        let p = std::ptr::from_ref(self.0);
+        // SAFETY: every instance is allocated in an `Arc` (`Inst::create` is the only
+        // constructor), and this one is alive with a count of at least one, held by the
+        // tree, for 'w (see the type's doc); the new count is owned by the result.
+        unsafe {
+            Arc::increment_strong_count(p);
+            Arc::from_raw(p)
+        }
+    }
+}
+
+impl std::ops::Deref for BoxRef<'_> {
+    type Target = Inst;
+    #[inline]
+    fn deref(&self) -> &Inst {
+        self.0
+    }
+}
+
+impl std::fmt::Debug for BoxRef<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self.0, f)
+    }
+}
+
+/// Where a walk ended, for the engine to act on; `'w` is the walker's borrow.
 #[derive(Debug)]
-pub enum Step {
+pub enum Step<'w> {
     /// The record must be handled by this box leaf.
-    Box(Arc<Inst>, Token),
+    Box(BoxRef<'w>, Token),
     /// An initialiser box must be invoked (its composition was just created).
     Init(InitCall),
     /// The record left the entry network.
@@ -72,6 +130,8 @@ pub struct Walker<'a> {
     loans: std::sync::Mutex<Loans>,
     /// The run's observers (spec §13.1); empty for a program without any.
     observers: crate::observe::Observers,
+    /// The root of the instance tree, from `create_root` to `finish` (see [`BoxRef`]).
+    root: std::sync::OnceLock<Arc<Inst>>,
 }
 
 /// What the semantics core needs from the distribution layer of a distributed run
@@ -212,6 +272,7 @@ impl<'a> Walker<'a> {
             resolved: Default::default(),
             loans: Default::default(),
             observers: crate::observe::Observers::open(net),
+            root: std::sync::OnceLock::new(),
         })
     }
 
@@ -322,10 +383,10 @@ impl<'a> Walker<'a> {
     /// The context of something that arrived with `rc`: the real frame if it is this
     /// node's (its lender is repaid at once: the frame covers the record now), else a
     /// proxy owing the lender.
-    fn adopt(
-        &self,
+    fn adopt<'w>(
+        &'w self,
         rc: RemoteCtx,
-        sink: &mut dyn FnMut(Step),
+        sink: &mut dyn FnMut(Step<'w>),
     ) -> Result<crate::det::Ctx, RunError> {
         if rc.real.0 == self.me {
             let f = lock(&self.loans).out.get(&rc.real.1).map(|e| e.0.clone());
@@ -371,11 +432,11 @@ impl<'a> Walker<'a> {
     }
 
     /// Repays `units` of loan `lender` (here or on its node).
-    fn repay(
-        &self,
+    fn repay<'w>(
+        &'w self,
         lender: (u32, u64),
         units: u64,
-        sink: &mut dyn FnMut(Step),
+        sink: &mut dyn FnMut(Step<'w>),
     ) -> Result<(), RunError> {
         if lender.0 == self.me {
             return self.loan_returned(lender.1, units, sink);
@@ -388,11 +449,11 @@ impl<'a> Walker<'a> {
 
     /// `units` of loan `loan` came back: the last one gives the frame its unit back
     /// (which may complete it and release its collector's records, walked to `sink`).
-    fn loan_returned(
-        &self,
+    fn loan_returned<'w>(
+        &'w self,
         loan: u64,
         units: u64,
-        sink: &mut dyn FnMut(Step),
+        sink: &mut dyn FnMut(Step<'w>),
     ) -> Result<(), RunError> {
         let done = {
             let mut l = lock(&self.loans);
@@ -427,11 +488,11 @@ impl<'a> Walker<'a> {
     /// composition's home fires it (elsewhere the composition is a copy to route by,
     /// and its home is asked to create it, `touch`); the home runs it here or sends
     /// it, with its context, to the node of its box.
-    fn init_step(
-        &self,
+    fn init_step<'w>(
+        &'w self,
         i: InitCall,
         touch: bool,
-        sink: &mut dyn FnMut(Step),
+        sink: &mut dyn FnMut(Step<'w>),
     ) -> Result<(), RunError> {
         if i.comp_home == self.me && i.leaf.home == self.me {
             sink(Step::Init(i));
@@ -469,11 +530,11 @@ impl<'a> Walker<'a> {
     /// What arrived from another node, taken in: a record gives where it continues and
     /// its token; instance creations, initialiser calls and repayments are done here
     /// (their steps go to `sink`) and give `None`.
-    pub fn arrival(
-        &self,
+    pub fn arrival<'w>(
+        &'w self,
         root: &Arc<Inst>,
         a: Arrival,
-        sink: &mut dyn FnMut(Step),
+        sink: &mut dyn FnMut(Step<'w>),
     ) -> Result<Option<(Pos, Token)>, RunError> {
         if let ArrivalKind::Repay { loan, units } = a.what {
             self.loan_returned(loan, units, sink)?;
@@ -524,11 +585,11 @@ impl<'a> Walker<'a> {
 
     /// [`Walker::arrival`], then the walk of a record on from where it continues: for
     /// engines that walk an arrival the way they walk an input record.
-    pub fn walk_arrival(
-        &self,
+    pub fn walk_arrival<'w>(
+        &'w self,
         root: &Arc<Inst>,
         a: Arrival,
-        sink: &mut dyn FnMut(Step),
+        sink: &mut dyn FnMut(Step<'w>),
     ) -> Result<(), RunError> {
         match self.arrival(root, a, sink)? {
             Some((pos, tok)) => self.walk(pos, tok, sink),
@@ -537,11 +598,11 @@ impl<'a> Walker<'a> {
         }
     }
 
-    fn resolve(
-        &self,
+    fn resolve<'w>(
+        &'w self,
         root: &Arc<Inst>,
         path: &[PathStep],
-        sink: &mut dyn FnMut(Step),
+        sink: &mut dyn FnMut(Step<'w>),
     ) -> Result<Arc<Inst>, RunError> {
         let bad = || {
             RunError::new(
@@ -579,11 +640,15 @@ impl<'a> Walker<'a> {
         Ok(cur)
     }
 
-    /// Ends a finished run's instance tree (`root`): drops the records left in waiting
-    /// synchrocells (spec §7.6; the tree is walked only if the counters say some are
-    /// left) and returns how many there were, then frees the tree
-    /// ([`crate::inst::free_tree`]: a large one off the caller's path).
-    pub fn finish(&self, root: Arc<Inst>) -> usize {
+    /// Ends a finished run's instance tree (`root`, the one [`Walker::create_root`]
+    /// returned): drops the records left in waiting synchrocells (spec §7.6; the tree
+    /// is walked only if the counters say some are left) and returns how many there
+    /// were, then frees the tree ([`crate::inst::free_tree`]: a large one off the
+    /// caller's path). Takes `&mut self`: no [`BoxRef`] into the tree is left.
+    pub fn finish(&mut self, root: Arc<Inst>) -> usize {
+        let own = self.root.take();
+        debug_assert!(own.as_ref().is_none_or(|r| Arc::ptr_eq(r, &root)));
+        drop(own);
         let discarded = if self.counters.still_stored() == 0 {
             0
         } else {
@@ -593,8 +658,9 @@ impl<'a> Walker<'a> {
         discarded
     }
 
-    /// Creates the root instance; initialisers of its static part are sent to `sink`.
-    pub fn create_root(&self, sink: &mut dyn FnMut(Step)) -> Arc<Inst> {
+    /// Creates the root instance (once per walker); initialisers of its static part are
+    /// sent to `sink`. The walker keeps the tree until [`Walker::finish`].
+    pub fn create_root<'w>(&'w self, sink: &mut dyn FnMut(Step<'w>)) -> Arc<Inst> {
         let mut inits = Vec::new();
         let root = Inst::create(
             self.net,
@@ -607,12 +673,34 @@ impl<'a> Walker<'a> {
             &self.insts,
             &mut inits,
         );
+        assert!(
+            self.root.set(root.clone()).is_ok(),
+            "internal error: a walker creates one instance tree"
+        );
         for i in inits {
             // Every node creates the root: each fires the initialisers of the
             // compositions homed on it (no touches: every node has the root).
             let _ = self.init_step(i, false, sink);
         }
         root
+    }
+
+    /// `inst`, a box instance of this walker's tree, borrowed for as long as the walker
+    /// (see [`BoxRef`]). Panics if `inst` is not one (an engine walking an instance of
+    /// another walker's tree, or of this one after `finish`).
+    #[inline]
+    pub fn box_ref<'w>(&'w self, inst: &Arc<Inst>) -> BoxRef<'w> {
+        assert!(
+            inst.tree() == self.insts.tree() && self.root.get().is_some(),
+            "internal error: an instance of another instance tree"
+        );
+        debug_assert!(matches!(inst.kind, InstKind::Box(..)));
+        let r: &Inst = inst;
+        // SAFETY: `inst` is an instance of this walker's tree (checked above), which
+        // the walker holds until `finish(&mut self)`, and a box instance stays in its
+        // tree as long as the tree lives (see `BoxRef`): it outlives the borrow 'w of
+        // the walker, although the `Arc` it was reached through may not.
+        BoxRef(unsafe { &*std::ptr::from_ref(r) })
     }
 
     fn err(&self, inst: &Inst, rec: &Record, msg: impl Into<String>) -> RunError {
@@ -630,35 +718,35 @@ impl<'a> Walker<'a> {
 
     /// Invokes the box at `leaf` on `tok` (or an initialiser with `tok = None`), walking
     /// every emitted record onward at once; ends walks at `sink`.
-    pub fn run_box(
-        &self,
-        leaf: &Arc<Inst>,
+    pub fn run_box<'w>(
+        &'w self,
+        leaf: BoxRef<'w>,
         input: Option<&mut Record>,
         ctx: crate::det::Ctx,
-        sink: &mut dyn FnMut(Step),
+        sink: &mut dyn FnMut(Step<'w>),
     ) -> Result<(), RunError> {
-        let mut emit = |tok: Token, sink: &mut dyn FnMut(Step)| {
+        let mut emit = |tok: Token, sink: &mut dyn FnMut(Step<'w>)| {
             // The common hop: straight on to the next box of a serial composition (in
             // one process: a distributed run checks the homes on the way).
             if !self.distributed {
                 if let Some(next) = leaf.serial_successor() {
-                    sink(Step::Box(next.clone(), tok));
+                    sink(Step::Box(self.box_ref(next), tok));
                     return Ok(());
                 }
                 // A star whose operand is a box (`deep`): on into the next stage
                 // without a reference to this one and a walk from it.
                 if let Slot::Stage(star) = leaf.slot {
-                    if let Ok(n) = self.leave_stage(star, leaf, &tok.rec)? {
+                    if let Ok(n) = self.leave_stage(star, &leaf, &tok.rec)? {
                         if matches!(n.kind, InstKind::Box(..)) {
-                            sink(Step::Box(n.clone(), tok));
+                            sink(Step::Box(self.box_ref(n), tok));
                             return Ok(());
                         }
                     }
                 }
             }
-            self.walk(Pos::Leave(leaf.clone()), tok, sink)
+            self.walk(Pos::Leave(leaf.arc()), tok, sink)
         };
-        self.invoke_box(leaf, input, ctx, &mut emit, sink)
+        self.invoke_box(&leaf, input, ctx, &mut emit, sink)
     }
 
     /// A record leaving stage `stage` of star node `star`: `Ok(next)` when it does not
@@ -692,30 +780,30 @@ impl<'a> Walker<'a> {
     /// of its choosing (concurrent invocations of one box whose outputs must leave in
     /// stream order). Records that the input's completed causal frame releases from
     /// collectors are walked at once to `sink`.
-    pub fn run_box_collect(
-        &self,
-        leaf: &Arc<Inst>,
+    pub fn run_box_collect<'w>(
+        &'w self,
+        leaf: &Inst,
         input: Option<&mut Record>,
         ctx: crate::det::Ctx,
         out: &mut Vec<Token>,
-        sink: &mut dyn FnMut(Step),
+        sink: &mut dyn FnMut(Step<'w>),
     ) -> Result<(), RunError> {
-        let mut emit = |tok: Token, _: &mut dyn FnMut(Step)| {
+        let mut emit = |tok: Token, _: &mut dyn FnMut(Step<'w>)| {
             out.push(tok);
             Ok(())
         };
         self.invoke_box(leaf, input, ctx, &mut emit, sink)
     }
 
-    fn invoke_box(
-        &self,
-        leaf: &Arc<Inst>,
+    fn invoke_box<'w>(
+        &'w self,
+        leaf: &Inst,
         input: Option<&mut Record>,
         ctx: crate::det::Ctx,
         // What to do with each emitted record (walk it on, or keep it); walks go to
         // `sink`.
-        emit: &mut impl FnMut(Token, &mut dyn FnMut(Step)) -> Result<(), RunError>,
-        sink: &mut dyn FnMut(Step),
+        emit: &mut impl FnMut(Token, &mut dyn FnMut(Step<'w>)) -> Result<(), RunError>,
+        sink: &mut dyn FnMut(Step<'w>),
     ) -> Result<(), RunError> {
         let Some(bi) = leaf.box_index() else {
             return Err(RunError::new(
@@ -789,12 +877,12 @@ impl<'a> Walker<'a> {
 
     /// The stage after `from` (or the first stage if `from` is `None`), skipping
     /// stages that are currently identities (spec §7.6: fired chains cost O(1)).
-    fn next_stage(
-        &self,
+    fn next_stage<'w>(
+        &'w self,
         star: &Arc<Inst>,
         from: Option<&Arc<Inst>>,
         tok: &Token,
-        sink: &mut dyn FnMut(Step),
+        sink: &mut dyn FnMut(Step<'w>),
     ) -> Arc<Inst> {
         let mut inits = Vec::new();
         let start = self.stage(star, from, &tok.ctx, &mut inits);
@@ -864,11 +952,11 @@ impl<'a> Walker<'a> {
 
     /// [`Walker::stage`] for a record arriving from another node ([`Walker::arrival`]):
     /// initialisers of a stage created here are delivered at once.
-    fn arrival_stage(
-        &self,
+    fn arrival_stage<'w>(
+        &'w self,
         star: &Arc<Inst>,
         prev: Option<&Arc<Inst>>,
-        sink: &mut dyn FnMut(Step),
+        sink: &mut dyn FnMut(Step<'w>),
     ) -> Result<Arc<Inst>, RunError> {
         let mut inits = Vec::new();
         let s = self.stage(star, prev, &None, &mut inits);
@@ -905,12 +993,12 @@ impl<'a> Walker<'a> {
 
     /// The replica for index value `v` of split `split` (created if missing; a placed
     /// split `!@` puts replica `v` on node `v`, spec §16.2).
-    fn replica(
-        &self,
+    fn replica<'w>(
+        &'w self,
         split: &Arc<Inst>,
         v: i32,
         ctx: &crate::det::Ctx,
-        sink: &mut dyn FnMut(Step),
+        sink: &mut dyn FnMut(Step<'w>),
     ) -> Result<Arc<Inst>, RunError> {
         let NodeKind::Split { body, placed, .. } = &self.net.node(split.node).kind else {
             return Err(RunError::new(
@@ -966,7 +1054,14 @@ impl<'a> Walker<'a> {
     }
 
     /// Walks `tok` from `pos` until every record it becomes has ended somewhere.
-    pub fn walk(&self, pos: Pos, tok: Token, sink: &mut dyn FnMut(Step)) -> Result<(), RunError> {
+    /// `pos` must be in this walker's instance tree, before [`Walker::finish`] (a box
+    /// reached otherwise panics, see [`BoxRef`]).
+    pub fn walk<'w>(
+        &'w self,
+        pos: Pos,
+        tok: Token,
+        sink: &mut dyn FnMut(Step<'w>),
+    ) -> Result<(), RunError> {
         // Not dropped on the common path below: an empty stack that never allocated
         // owns nothing, and its drop glue cost a call per emitted record.
         let mut stack = ManuallyDrop::new(WalkStack::default());
@@ -980,7 +1075,11 @@ impl<'a> Walker<'a> {
         self.run_stack(&mut stack, sink)
     }
 
-    fn run_stack(&self, stack: &mut WalkStack, sink: &mut dyn FnMut(Step)) -> Result<(), RunError> {
+    fn run_stack<'w>(
+        &'w self,
+        stack: &mut WalkStack,
+        sink: &mut dyn FnMut(Step<'w>),
+    ) -> Result<(), RunError> {
         while let Some(item) = stack.pop() {
             match item {
                 Item::At(pos, tok) => self.walk_from(pos, tok, stack, sink)?,
@@ -1006,12 +1105,12 @@ impl<'a> Walker<'a> {
     /// place: it is large, and moving it through the stack at every step cost more than
     /// the routing). Where it becomes several, or releases collectors, the pending work
     /// goes onto `stack`, to be run next (depth first, in emission order).
-    fn walk_from(
-        &self,
+    fn walk_from<'w>(
+        &'w self,
         mut pos: Pos,
         mut tok: Token,
         stack: &mut WalkStack,
-        sink: &mut dyn FnMut(Step),
+        sink: &mut dyn FnMut(Step<'w>),
     ) -> Result<(), RunError> {
         loop {
             // One test per step in a run in one process (spec §16.7): the flag is false
@@ -1028,7 +1127,7 @@ impl<'a> Walker<'a> {
             match pos {
                 Pos::Enter(inst) => match &inst.kind {
                     InstKind::Box(..) => {
-                        sink(Step::Box(inst, tok));
+                        sink(Step::Box(self.box_ref(&inst), tok));
                         return Ok(());
                     }
                     InstKind::Identity => pos = Pos::Leave(inst),
@@ -1344,5 +1443,105 @@ fn show_variants(vs: &[crate::net::Family]) -> String {
         "(initialiser)".into()
     } else {
         parts.join(" | ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::boxes::{Args, BoxFailure, BoxSig, Emitter};
+    use crate::label::Label;
+    use crate::net::Node;
+
+    /// `net x connect a .. b` with boxes `a` and `b` that pass field `x` on.
+    fn two_boxes() -> (Net, BoxTable) {
+        let sig = |n: &str| BoxSig {
+            name: n.into(),
+            input: Some(vec![Label::field("x")]),
+            outputs: vec![vec![Label::field("x")]],
+            passthrough: vec![],
+        };
+        let node = |kind, name: &str| Node {
+            kind,
+            loc: "t.snet:1:1".into(),
+            name: name.into(),
+        };
+        let net = Net {
+            nodes: vec![
+                node(NodeKind::Box(0), "a"),
+                node(NodeKind::Box(1), "b"),
+                node(NodeKind::Serial(0, 1), ".."),
+            ],
+            root: 2,
+            boxes: vec![sig("a"), sig("b")],
+            entry: "x".into(),
+        };
+        let mut boxes = BoxTable::new();
+        for n in ["a", "b"] {
+            let f = |mut a: Args, out: &mut dyn Emitter| -> Result<(), BoxFailure> {
+                out.emit_from(1, &mut a)
+            };
+            boxes.insert(n, Arc::new(f));
+        }
+        (net, boxes)
+    }
+
+    fn first_box(w: &Walker<'_>, root: &Arc<Inst>) -> usize {
+        let mut at = Vec::new();
+        let rec = Record::new().with_field("x", crate::Value::int(1));
+        w.walk(Pos::Enter(root.clone()), Token::new(rec), &mut |s| {
+            if let Step::Box(b, _) = s {
+                at.push(b.addr());
+            }
+        })
+        .expect("walks");
+        assert_eq!(at.len(), 1, "the record ends its walk at box a");
+        at[0]
+    }
+
+    #[test]
+    fn a_box_ref_is_the_box_instance_and_a_counted_copy_is_the_same_instance() {
+        let (net, boxes) = two_boxes();
+        let mut w = Walker::new(&net, &boxes).expect("bound");
+        let root = w.create_root(&mut |_| {});
+        let a = first_box(&w, &root);
+        let InstKind::Serial(left, _) = &root.kind else {
+            panic!("root is the serial composition")
+        };
+        assert_eq!(a, Arc::as_ptr(left) as usize);
+        let r = w.box_ref(left);
+        let before = Arc::strong_count(left);
+        let counted = r.arc();
+        assert!(Arc::ptr_eq(&counted, left));
+        assert_eq!(Arc::strong_count(left), before + 1);
+        drop(counted);
+        assert_eq!(w.finish(root), 0);
+    }
+
+    #[test]
+    #[should_panic(expected = "another instance tree")]
+    fn an_instance_of_another_walkers_tree_is_refused() {
+        let (net, boxes) = two_boxes();
+        let w1 = Walker::new(&net, &boxes).expect("bound");
+        let w2 = Walker::new(&net, &boxes).expect("bound");
+        let _r2 = w2.create_root(&mut |_| {});
+        let root1 = w1.create_root(&mut |_| {});
+        // The first walker's root walked by the second: its box would outlive nothing
+        // the second walker holds.
+        let rec = Record::new().with_field("x", crate::Value::int(1));
+        let _ = w2.walk(Pos::Enter(root1.clone()), Token::new(rec), &mut |_| {});
+    }
+
+    #[test]
+    #[should_panic(expected = "another instance tree")]
+    fn an_instance_kept_past_finish_is_refused() {
+        let (net, boxes) = two_boxes();
+        let mut w = Walker::new(&net, &boxes).expect("bound");
+        let root = w.create_root(&mut |_| {});
+        let kept = root.clone();
+        w.finish(root);
+        // The tree is the walker's no longer (only `kept` holds it).
+        let rec = Record::new().with_field("x", crate::Value::int(1));
+        let _ = w.walk(Pos::Enter(kept), Token::new(rec), &mut |_| {});
     }
 }

@@ -20,7 +20,7 @@ use crate::worklist::WorkList;
 use snet_core::det::{Ctx, Token};
 use snet_core::engine::WorkerStats;
 use snet_core::inst::Inst;
-use snet_core::walk::{Step, Walker};
+use snet_core::walk::{BoxRef, Step, Walker};
 use snet_core::{BoxTable, Engine, Net, RecordSink, RecordSource, RunError, RunOptions, RunStats};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -106,10 +106,26 @@ impl Shared<'_> {
     /// The engine slot of box leaf `leaf`, created with `depth` on first use.
     #[inline]
     pub(crate) fn slot<'l>(&self, leaf: &'l Arc<Inst>, depth: u32) -> &'l Slot {
+        self.slot_in(leaf, || Arc::downgrade(leaf), depth)
+    }
+
+    /// [`Shared::slot`] of a borrowed box leaf.
+    #[inline]
+    pub(crate) fn slot_of<'l>(&self, leaf: BoxRef<'l>, depth: u32) -> &'l Slot {
+        self.slot_in(leaf.inst(), || Arc::downgrade(&leaf.arc()), depth)
+    }
+
+    #[inline]
+    fn slot_in<'l>(
+        &self,
+        leaf: &'l Inst,
+        weak: impl FnOnce() -> std::sync::Weak<Inst>,
+        depth: u32,
+    ) -> &'l Slot {
         leaf.engine_slot(|| {
             let limit = leaf.box_index().map_or(1, |b| self.limits[b]);
             if limit > 1 {
-                lock(&self.concurrent).push(Arc::downgrade(leaf));
+                lock(&self.concurrent).push(weak());
             }
             Slot {
                 ent: Entity::with_limit(limit),
@@ -273,7 +289,7 @@ impl Engine for FrontEngine {
         };
         let mut w0 = Worker::new(&sh, 0);
         for c in inits {
-            w0.enqueue(c.leaf, Job::Init(c.ctx));
+            w0.enqueue(sh.w.box_ref(&c.leaf), Job::Init(c.ctx));
         }
         let mut reports = Vec::with_capacity(n);
         if self.options.forkjoin {
@@ -372,7 +388,7 @@ impl Engine for FrontEngine {
                 idle: r.idle,
             })
             .collect();
-        let Shared { root, w, .. } = sh;
+        let Shared { root, mut w, .. } = sh;
         stats.discarded_in_sync = w.finish(root) as u64;
         if let Some(path) = &self.options.trace {
             let events: Vec<Vec<trace::Event>> = reports.into_iter().map(|r| r.events).collect();

@@ -65,7 +65,7 @@ use crate::worklist::Key;
 use snet_core::det::Token;
 use snet_core::inst::Inst;
 use snet_core::relief;
-use snet_core::walk::{Pos, Step};
+use snet_core::walk::{BoxRef, Pos, Step};
 use snet_core::Incoming;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -99,7 +99,7 @@ pub(crate) struct Worker<'s, 'a> {
     /// The destination of the last `Step::Box` of the current invocation, not yet
     /// delivered, and its record (two fields so the record can stay in place when the
     /// walk continues with it).
-    held_leaf: Option<Arc<Inst>>,
+    held_leaf: Option<BoxRef<'s>>,
     held_tok: Option<Token>,
     /// The job `run_unit` runs next when it is not the held record (taken from a
     /// stream). Kept in the worker rather than passed around (from when jobs carried
@@ -112,7 +112,7 @@ pub(crate) struct Worker<'s, 'a> {
     burst: usize,
     /// The streams those records went to (each listed once per epoch, through
     /// `Slot::relief_mark`; a duplicate is harmless).
-    dests: Vec<Arc<Inst>>,
+    dests: Vec<BoxRef<'s>>,
     /// This worker's relief epoch: a new one at every call and after every relief,
     /// unique across workers (the worker's number in the top bits).
     epoch: u64,
@@ -158,7 +158,7 @@ impl<'s, 'a> Worker<'s, 'a> {
     /// address of the box leaf whose call the walk belongs to, or 0 (an input walk).
     /// (An address, passed along: no reference count to update and nothing to store at
     /// every call.)
-    fn on_step(&mut self, s: Step, cur: usize) {
+    fn on_step(&mut self, s: Step<'s>, cur: usize) {
         match s {
             Step::Box(leaf, tok) => {
                 if let (Some(l), Some(t)) = (self.held_leaf.take(), self.held_tok.take()) {
@@ -167,7 +167,7 @@ impl<'s, 'a> Worker<'s, 'a> {
                 self.held_leaf = Some(leaf);
                 self.held_tok = Some(tok);
             }
-            Step::Init(c) => self.push_out(c.leaf, Job::Init(c.ctx), cur),
+            Step::Init(c) => self.push_out(self.sh.w.box_ref(&c.leaf), Job::Init(c.ctx), cur),
             Step::Output(tok) => self.output(tok),
             // A record taken out of a collector must reach its next entity before the
             // next one is taken out, possibly by another worker after this drain ends.
@@ -199,16 +199,16 @@ impl<'s, 'a> Worker<'s, 'a> {
 
     /// Pushes a job a walk ended with into its stream, counting it for relief.
     #[inline(never)]
-    fn push_out(&mut self, leaf: Arc<Inst>, job: Job, cur: usize) {
+    fn push_out(&mut self, leaf: BoxRef<'s>, job: Job, cur: usize) {
         if self.sh.stop.load(Ordering::Relaxed) {
             // The run is failing: queued jobs would only be dropped at the end (and a
             // generator would go on filling its streams until its call returns).
             return;
         }
-        let mark = &self.sh.slot(&leaf, self.depth + 1).relief_mark;
+        let mark = &self.sh.slot_of(leaf, self.depth + 1).relief_mark;
         if mark.load(Ordering::Relaxed) != self.epoch {
             mark.store(self.epoch, Ordering::Relaxed);
-            self.dests.push(leaf.clone());
+            self.dests.push(leaf);
         }
         self.enqueue(leaf, job);
         self.burst += 1;
@@ -238,8 +238,8 @@ impl<'s, 'a> Worker<'s, 'a> {
         debug_assert!(self.next_job.is_none(), "no job is pending during a call");
         // (Pushed even if 0, outside any call: `outer.len()` is the nesting level.)
         self.outer.push(cur);
-        for d in &dests {
-            let s = sh.slot(d, 0);
+        for &d in &dests {
+            let s = sh.slot_of(d, 0);
             if s.ent.limit() > 1 || self.owns_outer(d) {
                 continue;
             }
@@ -253,7 +253,7 @@ impl<'s, 'a> Worker<'s, 'a> {
                 match s.ent.pop_seq() {
                     Some((job, _)) => {
                         self.next_job = Some(job);
-                        self.run_unit(d.clone());
+                        self.run_unit(d);
                     }
                     None => {
                         release(sh, &s.ent);
@@ -312,20 +312,21 @@ impl<'s, 'a> Worker<'s, 'a> {
     }
 
     /// True if `leaf` is a box whose call is in progress on this worker's stack.
-    fn owns_outer(&self, leaf: &Arc<Inst>) -> bool {
-        let a = Arc::as_ptr(leaf) as usize;
-        self.outer.contains(&a)
+    fn owns_outer(&self, leaf: BoxRef<'_>) -> bool {
+        self.outer.contains(&leaf.addr())
     }
 
     /// Pushes `job` into `leaf`'s stream with a licence in this worker's list.
-    pub(crate) fn enqueue(&mut self, leaf: Arc<Inst>, job: Job) {
+    pub(crate) fn enqueue(&mut self, leaf: BoxRef<'s>, job: Job) {
         let sh = self.sh;
-        let s = sh.slot(&leaf, self.depth + 1);
+        let s = sh.slot_of(leaf, self.depth + 1);
         // Counted before it becomes visible (`termination` step 1).
         sh.term.add();
         s.ent.push(job);
-        let key = Key::new(s.depth, Arc::as_ptr(&leaf) as usize);
-        sh.lists[self.id].add(key, 1, || leaf);
+        let key = Key::new(s.depth, leaf.addr());
+        // A licence holds its entity counted (the work lists outlive no walker
+        // borrow); only a new one takes a count.
+        sh.lists[self.id].add(key, 1, || leaf.arc());
         sh.sleep.notify_one();
     }
 
@@ -350,10 +351,10 @@ impl<'s, 'a> Worker<'s, 'a> {
     /// Delivers the held step after an invocation of `cur` (or an input walk, `None`):
     /// returns the entity to continue at (owned), its next job being the held record
     /// or `next_job`, or pushes the record with a licence and returns `None`.
-    fn continue_walk(&mut self, cur: Option<&Arc<Inst>>) -> Option<Arc<Inst>> {
+    fn continue_walk(&mut self, cur: Option<BoxRef<'s>>) -> Option<BoxRef<'s>> {
         let sh = self.sh;
         let next = self.held_leaf.take()?;
-        let s = sh.slot(&next, self.depth + 1);
+        let s = sh.slot_of(next, self.depth + 1);
         if s.ent.limit() > 1 {
             // A concurrent box numbers its jobs as they leave its stream (entity
             // step 5): the record goes through the stream, never around it.
@@ -361,8 +362,8 @@ impl<'s, 'a> Worker<'s, 'a> {
             self.enqueue(next, Job::Data(tok));
             return None;
         }
-        let owned = cur.is_some_and(|c| Arc::ptr_eq(c, &next)) // a loop back to itself
-            || (!self.owns_outer(&next) && self.acquire_for_walk(&s.ent));
+        let owned = cur.is_some_and(|c| c.addr() == next.addr()) // a loop back to itself
+            || (!self.owns_outer(next) && self.acquire_for_walk(&s.ent));
         if owned {
             if s.ent.is_empty() {
                 // The common case: run the held record next, where it is.
@@ -399,11 +400,11 @@ impl<'s, 'a> Worker<'s, 'a> {
 
     /// Runs `next_job` (or else the held record) at the owned entity `leaf` and follows
     /// the walked records until the walk cannot continue; ends the unit.
-    fn run_unit(&mut self, mut leaf: Arc<Inst>) {
+    fn run_unit(&mut self, mut leaf: BoxRef<'s>) {
         let sh = self.sh;
         let mut follows = 0u32;
         loop {
-            let s = sh.slot(&leaf, 0);
+            let s = sh.slot_of(leaf, 0);
             if sh.stop.load(Ordering::Relaxed) {
                 self.next_job = None;
                 self.held_tok = None;
@@ -426,9 +427,9 @@ impl<'s, 'a> Worker<'s, 'a> {
                 Job::Init(ctx) => (None, ctx.take()),
             };
             self.new_call();
-            let cur = Arc::as_ptr(&leaf) as usize;
+            let cur = leaf.addr();
             let r =
-                sh.w.run_box(&leaf, input, ctx, &mut |st| self.on_step(st, cur));
+                sh.w.run_box(leaf, input, ctx, &mut |st| self.on_step(st, cur));
             if let (Some(t), Some(start)) = (self.tracer.as_mut(), start) {
                 let name = &sh.w.net.node(leaf.node).name;
                 t.record(EventKind::Box, name, start);
@@ -456,9 +457,9 @@ impl<'s, 'a> Worker<'s, 'a> {
                 release(sh, &s.ent);
                 break;
             }
-            match self.continue_walk(Some(&leaf)) {
+            match self.continue_walk(Some(leaf)) {
                 Some(next) => {
-                    if !Arc::ptr_eq(&next, &leaf) {
+                    if next.addr() != leaf.addr() {
                         release(sh, &s.ent);
                     }
                     leaf = next;
@@ -528,10 +529,10 @@ impl<'s, 'a> Worker<'s, 'a> {
     }
 
     /// Delivers a walk step at once (no record is held back for walking).
-    fn deliver_now(&mut self, s: Step) {
+    fn deliver_now(&mut self, s: Step<'s>) {
         match s {
             Step::Box(leaf, tok) => self.enqueue(leaf, Job::Data(tok)),
-            Step::Init(c) => self.enqueue(c.leaf, Job::Init(c.ctx)),
+            Step::Init(c) => self.enqueue(self.sh.w.box_ref(&c.leaf), Job::Init(c.ctx)),
             Step::Output(tok) => self.output(tok),
             Step::Flush => {}
         }
@@ -722,7 +723,7 @@ impl<'s, 'a> Worker<'s, 'a> {
                     self.run_concurrent(leaf, job, seq);
                 } else {
                     self.next_job = Some(job);
-                    self.run_unit(leaf);
+                    self.run_unit(sh.w.box_ref(&leaf));
                 }
                 if fj {
                     // Fibers of this pool worker that became ready run now.

@@ -52,7 +52,7 @@ use crossbeam_channel::{unbounded, Sender};
 use inbox::{Activity, Inbox, Job};
 use snet_core::engine::{Engine, Incoming, RecordSink, RecordSource, RunOptions, RunStats};
 use snet_core::inst::{InitCall, Inst, LoopKey};
-use snet_core::walk::{Pos, Step, Walker};
+use snet_core::walk::{BoxRef, Pos, Step, Walker};
 use snet_core::{BoxTable, Net, RunError};
 use std::collections::VecDeque;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -215,9 +215,9 @@ impl Shared<'_> {
 /// in, the run's state, and where the handles of new box threads go (the input thread
 /// joins them all at the end).
 #[derive(Clone)]
-struct Env<'scope, 'env> {
+struct Env<'scope, 'env, 'a> {
     scope: &'scope Scope<'scope, 'env>,
-    shared: &'env Shared<'env>,
+    shared: &'env Shared<'a>,
     handles: Sender<ScopedJoinHandle<'scope, ()>>,
 }
 
@@ -225,7 +225,7 @@ struct Env<'scope, 'env> {
 /// [`LoopKey::id`] of its box.
 type Writer = Option<usize>;
 
-fn dispatch(env: &Env<'_, '_>, step: Step, writer: Writer) {
+fn dispatch<'w>(env: &Env<'_, 'w, '_>, step: Step<'w>, writer: Writer) {
     let shared = env.shared;
     match step {
         Step::Output(tok) => {
@@ -237,17 +237,20 @@ fn dispatch(env: &Env<'_, '_>, step: Step, writer: Writer) {
             }
         }
         Step::Box(leaf, tok) => send(env, leaf, Job::new(Some(tok.rec), tok.ctx), writer),
-        Step::Init(InitCall { leaf, ctx, .. }) => send(env, leaf, Job::new(None, ctx), writer),
+        Step::Init(InitCall { leaf, ctx, .. }) => {
+            let leaf = shared.walker.box_ref(&leaf);
+            send(env, leaf, Job::new(None, ctx), writer)
+        }
         Step::Flush => {}
     }
 }
 
 /// Queues `job` at `leaf`'s box thread (created on first use), blocking by the rule of
 /// the crate docs.
-fn send(env: &Env<'_, '_>, leaf: Arc<Inst>, job: Job, writer: Writer) {
+fn send(env: &Env<'_, '_, '_>, leaf: BoxRef<'_>, job: Job, writer: Writer) {
     let shared = env.shared;
     shared.pending.fetch_add(1, Ordering::AcqRel);
-    let bt = leaf.engine_slot(|| spawn_box_thread(env, &leaf));
+    let bt = leaf.engine_slot(|| spawn_box_thread(env, &leaf.arc()));
     let in_loop = !shared.block_in_loops && bt.fb.shares_loop(writer.unwrap_or(0));
     let block = (!in_loop).then_some(writer.is_some());
     bt.inbox
@@ -257,7 +260,7 @@ fn send(env: &Env<'_, '_>, leaf: Arc<Inst>, job: Job, writer: Writer) {
 }
 
 /// Creates `leaf`'s inbox and box thread.
-fn spawn_box_thread(env: &Env<'_, '_>, leaf: &Arc<Inst>) -> BoxThread {
+fn spawn_box_thread(env: &Env<'_, '_, '_>, leaf: &Arc<Inst>) -> BoxThread {
     let shared = env.shared;
     let inbox = Arc::new(Inbox::new(shared.capacity, shared.max_bytes));
     let bt = BoxThread {
@@ -313,7 +316,7 @@ fn spawn_box_thread(env: &Env<'_, '_>, leaf: &Arc<Inst>) -> BoxThread {
 }
 
 /// The body of a box thread: runs the jobs of its inbox until the run closes it.
-fn box_thread(env: Env<'_, '_>, leaf: Arc<Inst>, inbox: Arc<Inbox>, fb: usize) {
+fn box_thread(env: Env<'_, '_, '_>, leaf: Arc<Inst>, inbox: Arc<Inbox>, fb: usize) {
     let shared = env.shared;
     let mut hand = VecDeque::new();
     // Blocking: idle box threads cost nothing (a star of thousands of stages has
@@ -326,11 +329,14 @@ fn box_thread(env: Env<'_, '_>, leaf: Arc<Inst>, inbox: Arc<Inbox>, fb: usize) {
                 shared.job_done();
                 continue;
             }
-            let mut sink = |s: Step| dispatch(&env, s, Some(fb));
+            let mut sink = |s| dispatch(&env, s, Some(fb));
             let r = catch_unwind(AssertUnwindSafe(|| {
-                shared
-                    .walker
-                    .run_box(&leaf, job.rec.as_deref_mut(), job.ctx, &mut sink)
+                shared.walker.run_box(
+                    shared.walker.box_ref(&leaf),
+                    job.rec.as_deref_mut(),
+                    job.ctx,
+                    &mut sink,
+                )
             }));
             match r {
                 Ok(Ok(())) => {}
@@ -365,7 +371,7 @@ impl Engine for ThreadsEngine {
         let start = Instant::now();
         let mut walker = Walker::new(net, boxes)?;
         walker.set_dist(opts.dist.clone())?;
-        let shared = Shared {
+        let mut shared = Shared {
             walker,
             output: Mutex::new(output),
             pending: AtomicUsize::new(0),
@@ -445,8 +451,9 @@ impl Engine for ThreadsEngine {
                     ));
                 }
             }
-            shared.walker.finish(root)
+            root
         });
+        let root = shared.walker.finish(root);
         if let Some(e) = lock(&shared.error).take() {
             return Err(e);
         }

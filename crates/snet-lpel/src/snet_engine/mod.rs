@@ -86,7 +86,7 @@ use inbox::{After, Inbox, Job, Take};
 use snet_core::det::Token;
 use snet_core::engine::{Engine, Incoming, RecordSink, RecordSource, RunOptions, RunStats};
 use snet_core::inst::{Inst, LoopKey, Slot};
-use snet_core::walk::{Pos, Step, Walker};
+use snet_core::walk::{BoxRef, Pos, Step, Walker};
 use snet_core::{BoxTable, Net, NodeId, Record, RunError};
 use std::collections::VecDeque;
 use std::io::Write as _;
@@ -393,7 +393,7 @@ impl Run<'_> {
         }
     }
 
-    fn box_state(&self, leaf: &Arc<Inst>) -> BoxState {
+    fn box_state(&self, leaf: &Inst) -> BoxState {
         let mut star = match leaf.slot {
             Slot::Stage(s) => Some(s),
             _ => None,
@@ -476,14 +476,17 @@ impl Run<'_> {
 
 /// Handles the end of a walk.
 /// Returns whether it queued a job at a box of a feedback loop around the writer.
-fn step(run: &'static StaticRun, s: Step, writer_fb: usize, here: Here<'_>) -> bool {
+fn step(run: &'static StaticRun, s: Step<'static>, writer_fb: usize, here: Here<'_>) -> bool {
     match s {
         Step::Output(tok) => {
             run.output(tok.rec.into_record());
             false
         }
         Step::Box(leaf, tok) => push(run, leaf, Job::new(Some(tok.rec), tok.ctx), writer_fb, here),
-        Step::Init(call) => push(run, call.leaf, Job::new(None, call.ctx), writer_fb, here),
+        Step::Init(call) => {
+            let leaf = run.walker.box_ref(&call.leaf);
+            push(run, leaf, Job::new(None, call.ctx), writer_fb, here)
+        }
         // Every step is queued at once (nothing held back).
         Step::Flush => false,
     }
@@ -493,7 +496,7 @@ fn step(run: &'static StaticRun, s: Step, writer_fb: usize, here: Here<'_>) -> b
 /// whether the box lies in a feedback loop around the writer (the push never blocks).
 fn push(
     run: &'static StaticRun,
-    leaf: Arc<Inst>,
+    leaf: BoxRef<'static>,
     job: Job,
     writer_fb: usize,
     here: Here<'_>,
@@ -513,7 +516,7 @@ fn push(
         }
         After::Spawn(inc) => {
             let st = st.clone();
-            spawn_box(run, leaf, st, inc, here);
+            spawn_box(run, leaf.arc(), st, inc, here);
         }
     }
     in_cycle
@@ -621,10 +624,14 @@ impl BoxTask {
         }
         let fb = self.st.fb.id();
         let mut looped = false;
-        let mut sink = |s: Step| looped |= step(run, s, fb, Here::Task);
+        let mut sink = |s| looped |= step(run, s, fb, Here::Task);
         let r = catch_unwind(AssertUnwindSafe(|| {
-            run.walker
-                .run_box(&self.leaf, job.rec.as_deref_mut(), job.ctx, &mut sink)
+            run.walker.run_box(
+                run.walker.box_ref(&self.leaf),
+                job.rec.as_deref_mut(),
+                job.ctx,
+                &mut sink,
+            )
         }));
         match r {
             Ok(Ok(())) => {}
@@ -693,7 +700,7 @@ impl Engine for LpelEngine {
         let start = Instant::now();
         let mut walker = Walker::new(net, boxes)?;
         walker.set_dist(opts.dist.clone())?;
-        let run = Run {
+        let mut run = Run {
             walker,
             output: Mutex::new(output),
             capacity: self.config.stream_capacity.max(1),
@@ -734,7 +741,7 @@ impl Engine for LpelEngine {
         // SAFETY: `run` outlives every use of `r` (the shutdown argument above).
         let r: &'static StaticRun = unsafe { &*(&run as *const Run<'_>).cast::<StaticRun>() };
         let here = Here::Reader(&rt);
-        let mut sink = |s: Step| {
+        let mut sink = |s| {
             step(r, s, 0, here);
         };
         if let Some(d) = opts.dist.clone() {
