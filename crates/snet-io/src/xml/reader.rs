@@ -592,9 +592,23 @@ impl<R: Read> XmlReader<R> {
     /// `kind` (`None` if the attribute is missing). Labels are looked up in a small
     /// cache of the ones this reader has seen before interning: inputs repeat a few
     /// labels in every record.
-    fn attr_label(&mut self, kind: LabelKind) -> Option<Label> {
-        let v = self.attr_range(b"label")?;
-        Some(self.label_at(kind, v))
+    /// A label with a double quote (possible with single-quoted attributes) is an
+    /// error: output writes `label="NAME"` (§11.3), which could not be read back.
+    fn attr_label(&mut self, kind: LabelKind, at: usize) -> Result<Option<Label>, Fail> {
+        let Some(v) = self.attr_range(b"label") else {
+            return Ok(None);
+        };
+        if self.buf[v.clone()].contains(&b'"') {
+            let name = String::from_utf8_lossy(&self.buf[v]).into_owned();
+            return syntax(
+                format!(
+                    "label '{name}' contains a double quote, which the output format \
+                     (label=\"NAME\", spec §11.3) cannot write"
+                ),
+                at,
+            );
+        }
+        Ok(Some(self.label_at(kind, v)))
     }
 
     /// The label of `kind` named by the bytes `name` of the buffer (see
@@ -972,7 +986,7 @@ impl<R: Read> XmlReader<R> {
     /// index after the tag; notes in `interface` that the record now names one.
     fn field_header(&mut self, at: usize, interface: &mut bool) -> Result<(Label, usize), Fail> {
         let (self_closing, i) = self.parse_attrs(at + b"<field".len(), "field")?;
-        let Some(l) = self.attr_label(LabelKind::Field) else {
+        let Some(l) = self.attr_label(LabelKind::Field, at)? else {
             return fail(InputErrorKind::MissingLabel("field"), at);
         };
         if self_closing {
@@ -1020,7 +1034,7 @@ impl<R: Read> XmlReader<R> {
             Some((label, false, after)) => (self.label_at(kind, label), false, after),
             _ => {
                 let (self_closing, i) = self.parse_attrs(at + 1 + name.len(), name)?;
-                let Some(l) = self.attr_label(kind) else {
+                let Some(l) = self.attr_label(kind, at)? else {
                     return fail(InputErrorKind::MissingLabel(name), at);
                 };
                 (l, self_closing, i)

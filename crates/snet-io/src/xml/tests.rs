@@ -886,3 +886,25 @@ fn canonical_and_general_start_tags_read_alike() {
         "{e}"
     );
 }
+
+#[test]
+fn a_label_with_a_double_quote_is_refused_since_output_could_not_write_it() {
+    for body in [
+        r#"<tag label='it"s'>1</tag>"#,
+        r#"<btag label='x"'>1</btag>"#,
+        r#"<field label='"f' interface="C4SNet">(int)1</field>"#,
+    ] {
+        let input = format!("{HEAD}{body}</record><record type=\"data\" mode=\"textual\"><tag label=\"ok\">2</tag></record>{TERM}");
+        let v = read(&input);
+        let errs: Vec<_> = v.iter().filter_map(|r| r.as_ref().err()).collect();
+        assert_eq!(errs.len(), 1, "{body}: {errs:?}");
+        assert!(errs[0].to_string().contains("double quote"), "{}", errs[0]);
+        // The next record is still read.
+        let oks: Vec<_> = v.iter().filter_map(|r| r.as_ref().ok()).collect();
+        assert_eq!(oks.len(), 1);
+        assert_eq!(oks[0].tag(Label::tag("ok")), Some(2));
+    }
+    // A single quote is fine (written back inside double quotes).
+    let r = one(&format!("{HEAD}<tag label=\"it's\">3</tag></record>{TERM}"));
+    assert_eq!(r.tag(Label::tag("it's")), Some(3));
+}

@@ -235,6 +235,7 @@ pub(crate) fn run(mut args: RunArgs) -> ExitCode {
     // `Output` is a copyable handle: the sink writes through one copy, the end of the
     // run drains through this one.
     let output = Output::new(out_file, streaming);
+    output.flush_every(super::output::FLUSH_EVERY);
     let reader = BufReader::with_capacity(1 << 16, input);
     let mut opts = RunOptions::default();
     if let Some(w) = args.workers {
