@@ -35,6 +35,9 @@ pub struct LabelRef {
 pub struct Program {
     /// Top-level definitions in order.
     pub defs: Vec<Def>,
+    /// Names of box and net definitions the parser rejected (with an error of their
+    /// own): a use of one is not reported as undefined as well.
+    pub rejected: Vec<String>,
 }
 
 /// A definition (§3.2).

@@ -94,3 +94,34 @@ fn an_interface_value_with_a_line_break_keeps_the_diagnostic_on_its_lines() {
         "{text}"
     );
 }
+
+/// A box or net whose definition was rejected is not reported as undefined where it is
+/// used (one error, not a false second one); an undefined name still is.
+#[test]
+fn a_rejected_definition_is_not_reported_undefined_again() {
+    let cases = [
+        // Duplicate box name across nets (E0302).
+        (
+            "net n1 { box f((a)->(b)); } connect f; net p { box f((c)->(d)); } connect f | n1;",
+            "E0302",
+        ),
+        // Compiler-stage syntax (E0207), inline code (E0208), a syntax error (E0201).
+        ("box a b ((x) -> (y)); net p connect a;", "E0207"),
+        (
+            "box f((a) -> (b)) { <<< C | int x = 1; >>> } net p connect f;",
+            "E0208",
+        ),
+        ("box f((a) -> (b) | ); net p connect f;", "E0201"),
+        ("net q connect [{a} -> {b}] ..; net p connect q;", "E0201"),
+        // One syntax error at one token, not a second one from the recovery.
+        ("net p connect [{connect} -> {}];", "E0201"),
+    ];
+    for (src, code) in cases {
+        let d = snet_lang::compile_str("p.snet", src).unwrap_err();
+        let codes: Vec<&str> = d.iter().filter(|d| d.is_error()).map(|d| d.code).collect();
+        assert_eq!(codes, [code], "{src}: {}", d.render());
+    }
+    let d = snet_lang::compile_str("p.snet", "box f((a) -> (b) | ); net p connect g;").unwrap_err();
+    let codes: Vec<&str> = d.iter().filter(|d| d.is_error()).map(|d| d.code).collect();
+    assert_eq!(codes, ["E0201", "E0305"], "{}", d.render());
+}

@@ -355,7 +355,10 @@ fn def(depth: u32) -> BoxedStrategy<Def> {
 }
 
 fn program() -> impl Strategy<Value = Program> {
-    prop::collection::vec(def(1), 0..4).prop_map(|defs| Program { defs })
+    prop::collection::vec(def(1), 0..4).prop_map(|defs| Program {
+        defs,
+        rejected: Vec::new(),
+    })
 }
 
 /// Tokens and fragments that inputs are assembled from, so that random inputs get

@@ -158,7 +158,11 @@ impl Parser<'_> {
                         ),
                     )
                     .primary(span.end_point(), "nesting limit reached here")
-                    .help("split the computation over several filters"),
+                    .help(
+                        "every operator of a chain is one level (`a + b + c` is two): group \
+                         a long chain in balanced parentheses (`(a + b) + (c + d)`), or \
+                         split the computation over several filters",
+                    ),
                 );
             }
             return Err(Fail);

@@ -42,7 +42,13 @@ pub fn parse(src: &str) -> (Program, Vec<Diagnostic>) {
     }
     let mut diags = std::mem::take(&mut p.lx.errors);
     diags.append(&mut p.diags);
-    (Program { defs }, diags)
+    (
+        Program {
+            defs,
+            rejected: p.rejected,
+        },
+        diags,
+    )
 }
 
 pub(crate) struct Parser<'s> {
@@ -52,6 +58,8 @@ pub(crate) struct Parser<'s> {
     depth: u32,
     prev_end: usize,
     depth_reported: bool,
+    /// See [`Program::rejected`].
+    rejected: Vec<String>,
 }
 
 impl<'s> Parser<'s> {
@@ -63,6 +71,7 @@ impl<'s> Parser<'s> {
             depth: 0,
             prev_end: 0,
             depth_reported: false,
+            rejected: Vec::new(),
         }
     }
 
@@ -119,7 +128,15 @@ impl<'s> Parser<'s> {
         Span::new(self.prev_end, self.prev_end)
     }
 
+    /// Reports `d`, unless the last error was reported at the same place: a second
+    /// syntax error at one token is the parser's recovery talking, not the program.
     fn error(&mut self, d: Diagnostic) {
+        let at = |d: &Diagnostic| d.labels.iter().find(|l| l.primary).map(|l| l.span.start);
+        if let Some(last) = self.diags.last() {
+            if last.is_error() && d.is_error() && at(last).is_some() && at(last) == at(&d) {
+                return;
+            }
+        }
         self.diags.push(d);
     }
 
@@ -274,6 +291,8 @@ impl<'s> Parser<'s> {
         let mut defs = Vec::new();
         loop {
             let t = self.peek();
+            // The name a failed box or net definition would have defined.
+            let named = self.peek_nth(1);
             let r = match t.tok {
                 Tok::Eof => break,
                 Tok::RBrace => break,
@@ -314,7 +333,20 @@ impl<'s> Parser<'s> {
             };
             match r {
                 Ok(d) => defs.push(d),
-                Err(Fail) => self.recover_def(in_body),
+                Err(Fail) => {
+                    // (Only behind an error: a program with a rejected definition
+                    // must not compile.)
+                    let failed = self
+                        .diags
+                        .iter()
+                        .chain(&self.lx.errors)
+                        .any(|d| d.is_error());
+                    if failed && matches!(t.tok, Tok::KwBox | Tok::KwNet) && named.tok == Tok::Ident
+                    {
+                        self.rejected.push(self.text(named.span).to_owned());
+                    }
+                    self.recover_def(in_body)
+                }
             }
         }
         defs

@@ -61,6 +61,9 @@ pub(crate) struct Resolver<'a> {
     all_boxes: HashMap<String, Span>,
     /// Nets being defined (for the "no recursion" note).
     defining: Vec<String>,
+    /// Box and net names whose definition was rejected with an error of its own: a use
+    /// is not reported as undefined as well.
+    rejected: std::collections::HashSet<String>,
 }
 
 impl<'a> Resolver<'a> {
@@ -73,11 +76,13 @@ impl<'a> Resolver<'a> {
             md_rules: Vec::new(),
             all_boxes: HashMap::new(),
             defining: Vec::new(),
+            rejected: Default::default(),
         }
     }
 
     /// Resolves the whole program.
     pub(crate) fn program(&mut self, prog: &'a ast::Program) {
+        self.rejected.extend(prog.rejected.iter().cloned());
         self.defs(0, &prog.defs, true);
         self.apply_metadata();
     }
@@ -193,6 +198,7 @@ impl<'a> Resolver<'a> {
                 .secondary(*prev, "first defined here")
                 .note("box names are global: each box is bound to the C function of the same name"),
             );
+            self.rejected.insert(b.name.name.clone());
             return;
         }
         self.all_boxes.insert(b.name.name.clone(), b.name.span);
@@ -568,6 +574,10 @@ impl<'a> Resolver<'a> {
     }
 
     fn undefined_net(&mut self, scope: usize, id: &ast::Ident) {
+        if self.rejected.contains(&id.name) {
+            // Its definition was rejected, with an error that says why.
+            return;
+        }
         let mut d = Diagnostic::error("E0305", format!("undefined network or box `{}`", id.name))
             .primary(id.span, "not defined in this scope");
         let names = self.visible_names(scope, |s| s.nets.keys().map(String::as_str).collect());
