@@ -781,10 +781,26 @@ impl<'a> Resolver<'a> {
                             }
                         }
                     }
-                    None => self.md_warn(
-                        e,
-                        &format!("metadata for net `{n}`, which is not defined in this scope"),
-                    ),
+                    None => {
+                        let mut d = Diagnostic::warning(
+                            "W0003",
+                            format!("metadata for net `{n}`, which is not defined in this scope"),
+                        )
+                        .primary(e.span, "");
+                        let names: Vec<&str> = self.scopes[scope]
+                            .net_scopes
+                            .keys()
+                            .map(String::as_str)
+                            .collect();
+                        d = match closest(n, names.into_iter()) {
+                            Some(c) => d.help(format!("did you mean `{c}`?")),
+                            None => d.note(
+                                "`<net name=...>` applies to a net defined in the same scope \
+                                 as the metadata block",
+                            ),
+                        };
+                        self.diags.push(d);
+                    }
                 },
                 None => self.md_warn(e, "`<net>` without a `name` attribute is ignored"),
             },
