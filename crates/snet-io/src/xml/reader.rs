@@ -128,6 +128,16 @@ struct FailAt {
     at: usize,
 }
 
+/// What [`XmlReader::seek_record`] found.
+enum Seek {
+    /// A `<record` at `pos`.
+    Record,
+    /// The end of input.
+    End,
+    /// An element that looks like a record but is not one (skipped; reported).
+    Foreign(Fail),
+}
+
 #[cold]
 fn fail<T>(kind: InputErrorKind, at: usize) -> Result<T, Fail> {
     Err(Fail(Box::new(FailAt { kind, at })))
@@ -367,11 +377,12 @@ impl<R: Read> XmlReader<R> {
             return None;
         }
         match self.seek_record() {
-            Ok(true) => {}
-            Ok(false) => {
+            Ok(Seek::Record) => {}
+            Ok(Seek::End) => {
                 self.done = true;
                 return None;
             }
+            Ok(Seek::Foreign(f)) => return Some(Err(self.error(f, 0))),
             Err(f) => {
                 self.done = true;
                 return Some(Err(self.error(f, 0)));
@@ -640,17 +651,30 @@ impl<R: Read> XmlReader<R> {
     /// Skips junk, XML declarations and comments up to the next `<record`; false at
     /// end of input. Skipped bytes are dropped from the buffer as it goes, so junk of
     /// any length takes bounded memory.
-    fn seek_record(&mut self) -> Result<bool, Fail> {
+    fn seek_record(&mut self) -> Result<Seek, Fail> {
         loop {
             self.counting_junk = true;
             let more = self.skip_until(b"<");
             self.counting_junk = false;
             if !more? {
-                return Ok(false);
+                return Ok(Seek::End);
             }
             let lt = self.pos;
             if self.is_elem(lt, b"<record")? {
-                return Ok(true);
+                return Ok(Seek::Record);
+            }
+            if let Some(name) = self.record_like(lt)? {
+                // Skipped like other markup, but said: its data would be lost silently.
+                self.junk += 1;
+                self.pos = lt + 1;
+                return Ok(Seek::Foreign(Fail(Box::new(FailAt {
+                    kind: InputErrorKind::Syntax(format!(
+                        "element <{name}> is not a record and is skipped: records are \
+                         <record ...> elements, without a namespace prefix, in lower \
+                         case (spec §11.2)"
+                    )),
+                    at: lt,
+                }))));
             }
             // Where an unterminated declaration or comment starts (the buffer may be
             // compacted past it while its end is searched for).
@@ -684,6 +708,29 @@ impl<R: Read> XmlReader<R> {
                 return fail(unterminated(what), self.buf.len());
             }
         }
+    }
+
+    /// The name of the element starting at `lt` if it looks like a record but is not
+    /// one: its name without a namespace prefix is `record` in any case (`<Record>`,
+    /// `<snet:record>`). Other markup between records is skipped without a word.
+    fn record_like(&mut self, lt: usize) -> Result<Option<String>, Fail> {
+        const MAX: usize = 64;
+        let mut end = lt + 1;
+        loop {
+            match self.byte(end)? {
+                // (At the end of input: nothing to lose.)
+                None => return Ok(None),
+                b if ends_name(b) => break,
+                _ if end - lt > MAX => return Ok(None),
+                _ => end += 1,
+            }
+        }
+        let name = &self.buf[lt + 1..end];
+        let local = name.rsplit(|&b| b == b':').next().unwrap_or(name);
+        if local.eq_ignore_ascii_case(b"record") {
+            return Ok(Some(String::from_utf8_lossy(name).into_owned()));
+        }
+        Ok(None)
     }
 
     /// Advances `self.pos` to the next occurrence of `pat` (true), or to the end of

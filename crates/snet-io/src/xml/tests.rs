@@ -908,3 +908,28 @@ fn a_label_with_a_double_quote_is_refused_since_output_could_not_write_it() {
     let r = one(&format!("{HEAD}<tag label=\"it's\">3</tag></record>{TERM}"));
     assert_eq!(r.tag(Label::tag("it's")), Some(3));
 }
+
+#[test]
+fn an_element_that_looks_like_a_record_is_reported_not_skipped_silently() {
+    let input = format!(
+        "<snet:record xmlns:snet=\"snet-home.org\" type=\"data\"><tag label=\"a\">1</tag></snet:record>\
+         <Record type=\"data\"><tag label=\"b\">2</tag></Record>\
+         <records>{HEAD}<tag label=\"c\">3</tag></record></records><recordx/>{TERM}"
+    );
+    let v = read(&input);
+    let errs: Vec<String> = v
+        .iter()
+        .filter_map(|r| r.as_ref().err())
+        .map(|e| e.to_string())
+        .collect();
+    assert_eq!(errs.len(), 2, "{errs:?}");
+    assert!(
+        errs[0].contains("<snet:record>") && errs[1].contains("<Record>"),
+        "{errs:?}"
+    );
+    // Other markup (a wrapper element, another name) is skipped as before; the real
+    // record is read.
+    let oks: Vec<_> = v.iter().filter_map(|r| r.as_ref().ok()).collect();
+    assert_eq!(oks.len(), 1);
+    assert_eq!(oks[0].tag(Label::tag("c")), Some(3));
+}
