@@ -91,12 +91,20 @@ void C4SNetInit(int id, snet_distrib_t distImpl)
 /* C4SNetOut's body; returns `hnd`. */
 static void *snet_c4snet_out(void *hnd, int variant, va_list ap)
 {
-    const snet_c4snet_box *box = ((const snet_c4snet_invocation *)hnd)->box;
+    const snet_c4snet_box *box;
     const snet_c4snet_variant *v;
     snet_c4snet_slot stack_slots[SNET_C4SNET_STACK_SLOTS];
     snet_c4snet_slot *slots = stack_slots;
     int i;
 
+    /* Spec 12.4: only the running invocation's handle, on the thread running it (a
+     * handle kept from an earlier call points to memory that is gone). Checked before
+     * the handle is read. */
+    if (hnd != snet_c4snet_rt.current()) {
+        snet_c4snet_rt.bad_handle(hnd);
+        return hnd;
+    }
+    box = ((const snet_c4snet_invocation *)hnd)->box;
     if (variant < 1 || variant > box->nvariants) {
         snet_c4snet_rt.bad_variant(hnd, variant);
         return hnd;

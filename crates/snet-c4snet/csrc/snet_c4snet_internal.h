@@ -60,9 +60,13 @@ typedef struct {
     char *(*get_string)(c4snet_data_t *ptr);
     void (*emit)(void *hnd, int variant, int n, const snet_c4snet_slot *values);
     void (*bad_variant)(void *hnd, int variant);
+    /* The handle of the invocation this thread is running (NULL: none). */
+    void *(*current)(void);
+    /* C4SNetOut with a handle that is not the running invocation's. */
+    void (*bad_handle)(void *hnd);
 } snet_c4snet_api;
 
-#define SNET_C4SNET_API_VERSION 2u
+#define SNET_C4SNET_API_VERSION 3u
 
 /* Defined by the shim. */
 int snet_c4snet_install(const snet_c4snet_api *api);

@@ -84,10 +84,12 @@ pub(crate) struct Api {
     get_string: unsafe extern "C" fn(*mut c_void) -> *mut c_char,
     emit: unsafe extern "C" fn(*mut c_void, c_int, c_int, *const Slot),
     bad_variant: unsafe extern "C" fn(*mut c_void, c_int),
+    current: unsafe extern "C" fn() -> *mut c_void,
+    bad_handle: unsafe extern "C" fn(*mut c_void),
 }
 
 /// Must equal `SNET_C4SNET_API_VERSION` in the internal header.
-const API_VERSION: c_uint = 2;
+const API_VERSION: c_uint = 3;
 
 /// The entry points installed into every loaded box library.
 pub(crate) static API: Api = Api {
@@ -104,6 +106,8 @@ pub(crate) static API: Api = Api {
     get_string: c_get_string,
     emit: c_emit,
     bad_variant: c_bad_variant,
+    current: c_current,
+    bad_handle: c_bad_handle,
 };
 
 /// The invocation context behind `hnd` (invariant 2).
@@ -199,15 +203,30 @@ pub(crate) unsafe fn invoke(
     if let Some(p) = inv.panic {
         resume_unwind(p);
     }
+    // A misuse on another thread started by this call (or one that ended since).
+    if inv.failure.is_none() {
+        if let Some(m) = take_orphan() {
+            inv.failure = Some(BoxFailure(format!(
+                "box `{name}` (or code it started): {m}"
+            )));
+        }
+    }
     // Spec §12.3: the function MUST return `hnd` (the classic runtime dereferences the
-    // result). Only NULL is reported: any other pointer is not read here, and old code
-    // that forgets `return hnd;` after its last C4SNetOut returns `hnd` anyway (the
-    // shim's C4SNetOut leaves it as its return value, as the classic one did).
-    if returned.is_null() && inv.failure.is_none() {
-        inv.failure = Some(BoxFailure(format!(
-            "box `{name}` returned NULL; a C4SNet box function must return its handle \
-             (`return hnd;`, spec §12.3)"
-        )));
+    // result). Old code that forgets `return hnd;` after its last C4SNetOut returns
+    // `hnd` anyway (the shim's C4SNetOut leaves it as its return value, as the classic
+    // one did); any other pointer is an error, not read here.
+    if inv.failure.is_none() && returned != hnd {
+        inv.failure = Some(BoxFailure(if returned.is_null() {
+            format!(
+                "box `{name}` returned NULL; a C4SNet box function must return its handle \
+                 (`return hnd;`, spec §12.3)"
+            )
+        } else {
+            format!(
+                "box `{name}` returned {returned:p}, not its handle {hnd:p}; a C4SNet box \
+                 function must return the handle it was given (`return hnd;`, spec §12.3)"
+            )
+        }));
     }
     match inv.failure {
         Some(f) => Err(f),
@@ -420,6 +439,55 @@ unsafe extern "C" fn c_emit(hnd: *mut c_void, variant: c_int, n: c_int, values: 
         Ok(Err(f)) => inv.failure = Some(f),
         Err(p) => inv.panic = Some(p),
     }
+}
+
+/// The handle of the invocation this thread runs the C code of, or null (invariant 4).
+unsafe extern "C" fn c_current() -> *mut c_void {
+    CURRENT.with(Cell::get)
+}
+
+/// A misuse of the API on a thread that runs no box call, kept for the next box call
+/// that returns (which then fails with it): the thread that made it has no invocation
+/// to fail, and the run must not go on as if nothing happened.
+static ORPHAN: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+/// Whether [`ORPHAN`] holds a message (read after every box call).
+static ORPHANED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// `C4SNetOut` with a handle that is not the running invocation's: one kept from an
+/// earlier call, or used on another thread (spec §12.4). Its values are not read (the
+/// handle says which variant's kinds they have, and it cannot be trusted).
+unsafe extern "C" fn c_bad_handle(hnd: *mut c_void) {
+    let running = CURRENT.with(Cell::get);
+    let msg = if running.is_null() {
+        format!(
+            "C4SNetOut({hnd:p}, ...) was called on a thread that is not running a box call; \
+             a box may only emit through the handle of its running call, from the thread \
+             that runs it (spec §12.4)"
+        )
+    } else {
+        format!(
+            "C4SNetOut was called with a handle ({hnd:p}) that is not this call's \
+             ({running:p}): a handle kept from an earlier call, or another call's, is no \
+             longer valid (spec §12.4)"
+        )
+    };
+    if running.is_null() {
+        let mut g = ORPHAN.lock().unwrap_or_else(|e| e.into_inner());
+        g.get_or_insert(msg);
+        ORPHANED.store(true, std::sync::atomic::Ordering::Release);
+    } else {
+        fail(msg);
+    }
+}
+
+/// The misuse [`c_bad_handle`] kept for a box call, if any.
+fn take_orphan() -> Option<String> {
+    if !ORPHANED.load(std::sync::atomic::Ordering::Acquire) {
+        return None;
+    }
+    let mut g = ORPHAN.lock().unwrap_or_else(|e| e.into_inner());
+    ORPHANED.store(false, std::sync::atomic::Ordering::Relaxed);
+    g.take()
 }
 
 /// `C4SNetOut` with a variant outside `1..=nvariants`.

@@ -368,3 +368,112 @@ fn a_box_returning_null_instead_of_its_handle_fails_the_call() {
     r.unwrap();
     assert_eq!(rec.emitted[0].1, vec![Arg::Tag(5)]);
 }
+
+const HANDLES: &str = r#"
+#include <C4SNet.h>
+#include <pthread.h>
+#include <stddef.h>
+
+static void *kept = NULL;
+
+/* box keep ((<t>) -> (<t>)): keeps its handle, and emits through the one it kept
+ * at the previous call (spec 12.4: only the running call's handle is valid) */
+void *keep(void *hnd, int t)
+{
+    if (kept != NULL) {
+        C4SNetOut(kept, 1, t + 100);
+    }
+    kept = hnd;
+    C4SNetOut(hnd, 1, t);
+    return hnd;
+}
+
+static void *emit_from_thread(void *hnd)
+{
+    C4SNetOut(hnd, 1, 55);
+    return NULL;
+}
+
+/* box onthread ((<t>) -> (<t>)): emits from a thread of its own, joined before it
+ * returns (spec 12.4: from the thread running the call) */
+void *onthread(void *hnd, int t)
+{
+    pthread_t p;
+    (void)t;
+    if (pthread_create(&p, NULL, emit_from_thread, hnd) == 0) {
+        pthread_join(p, NULL);
+    }
+    return hnd;
+}
+
+/* box nullhnd ((<t>) -> (<t>)): emits through NULL */
+void *nullhnd(void *hnd, int t)
+{
+    C4SNetOut(NULL, 1, t);
+    return hnd;
+}
+
+/* box otherret ((<t>) -> (<t>)): returns a pointer that is not its handle */
+void *otherret(void *hnd, int t)
+{
+    (void)hnd;
+    (void)t;
+    return &kept;
+}
+"#;
+
+/// A call of `keep` from a deeper stack frame than the test's own calls: its handle
+/// lies elsewhere, as a handle of an earlier call on another task's stack would.
+#[inline(never)]
+fn run_deeper(boxes: &snet_c4snet::CBoxes, name: &str, t: i32) -> Result<(), BoxFailure> {
+    let pad = std::hint::black_box([0u8; 4096]);
+    let r = run(boxes, name, vec![Arg::Tag(t)]).0;
+    std::hint::black_box(pad);
+    r
+}
+
+#[test]
+fn emitting_through_a_handle_that_is_not_the_running_calls_fails_the_call() {
+    let sigs = [
+        sig("keep", Some("<t>"), &["<t>"]),
+        sig("onthread", Some("<t>"), &["<t>"]),
+        sig("nullhnd", Some("<t>"), &["<t>"]),
+        sig("otherret", Some("<t>"), &["<t>"]),
+    ];
+    let boxes = build("handles", &sigs, HANDLES).unwrap();
+    // A handle kept from an earlier call (made at another stack depth, so the new
+    // call's handle differs): never read, the call fails.
+    run_deeper(&boxes, "keep", 1).unwrap();
+    let (r, rec) = run(&boxes, "keep", vec![Arg::Tag(2)]);
+    let msg = r.unwrap_err().0;
+    assert!(
+        msg.contains("box `keep`") && msg.contains("not this call's"),
+        "{msg}"
+    );
+    assert!(
+        rec.emitted.iter().all(|(_, a)| a != &vec![Arg::Tag(102)]),
+        "nothing through it"
+    );
+    // From a thread of the box's own: the call that started it fails.
+    let (r, rec) = run(&boxes, "onthread", vec![Arg::Tag(1)]);
+    let msg = r.unwrap_err().0;
+    assert!(
+        msg.contains("box `onthread`") && msg.contains("not running a box call"),
+        "{msg}"
+    );
+    assert!(rec.emitted.is_empty());
+    // The failure is not left for a later call (`keep` now emits through the handle
+    // of its previous call, made at this same depth: the same handle).
+    let (r, rec) = run(&boxes, "keep", vec![Arg::Tag(3)]);
+    r.unwrap();
+    assert_eq!(rec.emitted.len(), 2);
+    let (r, _) = run(&boxes, "nullhnd", vec![Arg::Tag(1)]);
+    assert!(r.unwrap_err().0.contains("(0x0)"));
+    // Spec 12.3: a box returns its handle; another pointer is an error as NULL is.
+    let (r, _) = run(&boxes, "otherret", vec![Arg::Tag(1)]);
+    let msg = r.unwrap_err().0;
+    assert!(
+        msg.contains("box `otherret` returned") && msg.contains("not its handle"),
+        "{msg}"
+    );
+}
