@@ -1,4 +1,4 @@
-//! KPN benchmarks of BENCHMARKS.md §2 (seed 001 §4): `ring`, `aes`, `h264`, each
+//! KPN benchmarks of bench/BENCHMARKS.md §2 (seed 001 §4): `ring`, `aes`, `h264`, each
 //! against thread-per-process (OS threads + crossbeam channels) in the same run,
 //! plus `placement` (an imbalanced pipeline with and without migration).
 //!

@@ -13,13 +13,15 @@
 //! # Ok::<(), snet::Error>(())
 //! ```
 
-use snet_core::{BoxFailure, BoxFn, Emitter, Engine, Label, LabelKind, RecordSink, RecordSource};
+use snet_core::{BoxFn, Emitter, Engine, Label, LabelKind, RecordSink, RecordSource};
 use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
 
 pub mod dist;
-pub use snet_core::{Arg, BoxTable, Net, Record, RunError, RunOptions, RunStats, Value};
+pub use snet_core::{
+    Arg, BoxFailure, BoxTable, Net, Record, RunError, RunOptions, RunStats, Value,
+};
 
 /// Errors of the facade: compile errors (rendered diagnostics), binding errors and
 /// run-time errors.

@@ -47,7 +47,7 @@ enum Command {
     /// Receive the reports of socket observers (spec §13.1) on 127.0.0.1:PORT, print
     /// them and acknowledge them (interactive observers wait for that).
     Observe(cli::observe::ObserveArgs),
-    /// Run a benchmark of BENCHMARKS.md §1 in-process on every engine, output checked,
+    /// Run a benchmark of bench/BENCHMARKS.md §1 in-process on every engine, output checked,
     /// side by side with the classic runtime's figures.
     Bench(cli::bench::BenchArgs),
 }

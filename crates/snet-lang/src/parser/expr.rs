@@ -159,9 +159,9 @@ impl Parser<'_> {
                     )
                     .primary(span.end_point(), "nesting limit reached here")
                     .help(
-                        "every operator of a chain is one level (`a + b + c` is two): group \
-                         a long chain in balanced parentheses (`(a + b) + (c + d)`), or \
-                         split the computation over several filters",
+                        "a chain of n terms is n levels (`a + b + c` is 3): group a long \
+                         chain in balanced parentheses (`(a + b) + (c + d)`), or split the \
+                         computation over several filters",
                     ),
                 );
             }

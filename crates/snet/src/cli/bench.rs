@@ -1,4 +1,4 @@
-//! `snet bench`: the S-Net benchmarks of BENCHMARKS.md §1 in-process, on every engine
+//! `snet bench`: the S-Net benchmarks of bench/BENCHMARKS.md §1 in-process, on every engine
 //! and worker count, side by side with the classic runtime's published figures.
 //!
 //! Each configuration's output is checked (counts and values) before it is timed; the
@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 /// Arguments of `snet bench`.
 #[derive(Debug, Args)]
 pub(crate) struct BenchArgs {
-    /// Benchmark: deep, synchro, fibtree or pipe (BENCHMARKS.md §1).
+    /// Benchmark: deep, synchro, fibtree or pipe (bench/BENCHMARKS.md §1).
     #[arg(value_name = "NAME")]
     name: String,
     /// Size: the depth D for deep (default 1000), N for synchro (1000) and fibtree (20),
@@ -54,12 +54,12 @@ struct Bench {
     prog: Program,
     input: Vec<Record>,
     check: Box<Check>,
-    /// Classic runtime figures for this row (BENCHMARKS.md §1, whole process, seconds):
+    /// Classic runtime figures for this row (bench/BENCHMARKS.md §1, whole process, seconds):
     /// (engine, workers, seconds).
     classic: Vec<(&'static str, usize, f64)>,
 }
 
-/// BENCHMARKS.md §1, classic S-Net runtime: (benchmark, size, seconds for FRONT 1w,
+/// bench/BENCHMARKS.md §1, classic S-Net runtime: (benchmark, size, seconds for FRONT 1w,
 /// FRONT 2w, LPEL 1w, LPEL 2w, threads 1w, threads 2w).
 const CLASSIC: &[(&str, u32, [f64; 6])] = &[
     ("deep", 0, [0.017, 0.015, 0.019, 0.033, 0.030, 0.022]),
@@ -360,7 +360,7 @@ pub(crate) fn run(args: BenchArgs) -> ExitCode {
         args.runs
     );
     if !b.classic.is_empty() {
-        println!("classic: the classic runtime's figure for the same engine family and workers (BENCHMARKS.md §1, whole process incl. XML)");
+        println!("classic: the classic runtime's figure for the same engine family and workers (bench/BENCHMARKS.md §1, whole process incl. XML)");
     }
     println!(
         "{:8} {:>2} {:>9} {:>9} {:>10} {:>11} {:>9} {:>9}",
