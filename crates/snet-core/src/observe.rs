@@ -27,7 +27,12 @@
 //!    warning, as for an unreachable one.
 //! 5. **Failures never stop the run.** A write error disables that target (one
 //!    warning); the record stream is never changed, reordered or delayed beyond the
-//!    interactive wait (spec §13.1).
+//!    interactive wait (spec §13.1). So reports to a socket that are not interactive
+//!    are written without blocking: what the peer does not take yet waits in a buffer
+//!    of at most [`SOCKET_BACKLOG`] bytes, reports beyond it are dropped (one warning),
+//!    and what is left is sent at the end of the run, waiting at most
+//!    [`SOCKET_LINGER`] for a peer that does not read. An interactive report first
+//!    sends the buffer, blocking: its wait is allowed.
 //!
 //! Control records do not travel through the network in this implementation (the end
 //! of the input ends the run), so only data records are reported.
@@ -125,7 +130,85 @@ struct Sink {
 #[derive(Debug)]
 enum Conn {
     File(std::io::BufWriter<std::fs::File>),
-    Socket(TcpStream, Vec<u8>),
+    Socket(Socket),
+}
+
+/// Bytes of reports a socket observer's peer has not taken yet that are kept; reports
+/// beyond them are dropped (protocol step 5).
+pub const SOCKET_BACKLOG: usize = 4 << 20;
+/// How long the end of a run waits for a socket observer's peer to take what is left.
+pub const SOCKET_LINGER: Duration = Duration::from_secs(2);
+
+/// A socket target: the stream, bytes read past an acknowledgement, reports not sent
+/// yet, and whether the stream is in non-blocking mode.
+#[derive(Debug)]
+struct Socket {
+    s: TcpStream,
+    acks: Vec<u8>,
+    out: Vec<u8>,
+    nonblocking: bool,
+    dropped: u64,
+}
+
+impl Socket {
+    fn blocking(&mut self, on: bool) -> std::io::Result<()> {
+        if self.nonblocking == on {
+            self.s.set_nonblocking(!on)?;
+            self.nonblocking = !on;
+        }
+        Ok(())
+    }
+
+    /// Sends what it can of `out` without blocking.
+    fn push(&mut self) -> std::io::Result<()> {
+        self.blocking(false)?;
+        while !self.out.is_empty() {
+            match self.s.write(&self.out) {
+                Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+                Ok(n) => {
+                    self.out.drain(..n);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    /// A report that is not interactive (protocol step 5); true if it was dropped.
+    fn report(&mut self, doc: &[u8]) -> std::io::Result<bool> {
+        if self.out.len() + doc.len() > SOCKET_BACKLOG {
+            self.push()?;
+            if self.out.len() + doc.len() > SOCKET_BACKLOG {
+                self.dropped += 1;
+                return Ok(true);
+            }
+        }
+        self.out.extend_from_slice(doc);
+        self.push()?;
+        Ok(false)
+    }
+
+    /// An interactive report: everything before it, then it, then the wait.
+    fn report_and_wait(&mut self, doc: &[u8], oid: u32) -> std::io::Result<()> {
+        self.blocking(true)?;
+        let out = std::mem::take(&mut self.out);
+        self.s.write_all(&out)?;
+        self.s.write_all(doc)?;
+        await_ack(&mut self.s, &mut self.acks, oid)
+    }
+}
+
+impl Drop for Socket {
+    /// Sends what is left, waiting at most [`SOCKET_LINGER`] for the peer.
+    fn drop(&mut self) {
+        if self.out.is_empty() || self.blocking(true).is_err() {
+            return;
+        }
+        let _ = self.s.set_write_timeout(Some(SOCKET_LINGER));
+        let _ = self.s.write_all(&self.out);
+    }
 }
 
 /// The observers of one run: each observer's open target, by observer id.
@@ -185,11 +268,17 @@ impl Observers {
         };
         let r = match &mut *conn {
             Conn::File(f) => f.write_all(&doc).and_then(|()| f.flush()),
-            Conn::Socket(s, buf) => s.write_all(&doc).and_then(|()| {
-                if spec.interactive {
-                    await_ack(s, buf, spec.oid)
-                } else {
-                    Ok(())
+            Conn::Socket(s) if spec.interactive => s.report_and_wait(&doc, spec.oid),
+            Conn::Socket(s) => s.report(&doc).map(|dropped| {
+                if dropped && s.dropped == 1 {
+                    warn(&format!(
+                        "observer {} ({}): the peer does not take the reports as fast as \
+                         they come; reports beyond {} MiB not yet taken are dropped (the \
+                         run is not held up)",
+                        spec.oid,
+                        sink.target,
+                        SOCKET_BACKLOG >> 20
+                    ));
                 }
             }),
         };
@@ -225,7 +314,13 @@ fn connect(target: &Target) -> Option<Sink> {
         Target::Socket { address, port } => match TcpStream::connect((address.as_str(), *port)) {
             Ok(s) => {
                 let _ = s.set_nodelay(true);
-                Conn::Socket(s, Vec::new())
+                Conn::Socket(Socket {
+                    s,
+                    acks: Vec::new(),
+                    out: Vec::new(),
+                    nonblocking: false,
+                    dropped: 0,
+                })
             }
             Err(e) => {
                 warn(&format!(
@@ -384,5 +479,55 @@ mod tests {
         assert!(!doc.contains("code="));
         let tv = String::from_utf8(format_report(&spec(Detail::TagValues, None), &rec())).unwrap();
         assert!(tv.contains("<field label=\"A\" />\n<tag label=\"T\" >2</tag>\n"));
+    }
+
+    #[test]
+    fn a_socket_observer_whose_peer_does_not_read_never_holds_up_the_run() {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        // The peer accepts and then reads nothing until told to.
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let peer = std::thread::spawn(move || {
+            let (mut c, _) = l.accept().unwrap();
+            let _ = rx.recv();
+            let mut all = Vec::new();
+            let _ = c.read_to_end(&mut all);
+            all
+        });
+        let mut sp = spec(Detail::AllValues, None);
+        sp.target = Target::Socket {
+            address: "127.0.0.1".into(),
+            port,
+        };
+        let sink = connect(&sp.target).expect("connects");
+        let obs = Observers {
+            sinks: vec![None, None, None, Some(Arc::new(sink))],
+        };
+        let r = rec();
+        let one = format_report(&sp, &r).len();
+        // Far more than the peer's socket buffers and the backlog hold.
+        let n = 3 * SOCKET_BACKLOG / one;
+        let (done_tx, done_rx) = std::sync::mpsc::channel();
+        let reporter = std::thread::spawn(move || {
+            for _ in 0..n {
+                obs.report(&sp, &r);
+            }
+            done_tx.send(()).unwrap();
+            obs
+        });
+        done_rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("reporting did not block on a peer that does not read");
+        let obs = reporter.join().unwrap();
+        tx.send(()).unwrap();
+        drop(obs); // sends what is left (the peer reads now)
+        let got = peer.join().unwrap();
+        assert!(
+            got.len() >= SOCKET_BACKLOG,
+            "the backlog reached the peer: {}",
+            got.len()
+        );
+        assert_eq!(got.len() % one, 0, "whole reports only");
+        assert!(got.len() < n * one, "the rest was dropped");
     }
 }

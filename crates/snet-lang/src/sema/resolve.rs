@@ -657,6 +657,19 @@ impl<'a> Resolver<'a> {
     fn md_observers(&mut self, e: &ast::MdElem) -> Vec<ObserverSpec> {
         let keys = &e.children;
         if !keys.iter().any(|k| k.name == "observer") {
+            if let Some(k) = keys.iter().find(|k| k.name.starts_with("observer_")) {
+                self.diags.push(
+                    Diagnostic::warning(
+                        "W0003",
+                        format!(
+                            "`{}` without `<observer/>` in the same block is ignored",
+                            k.name
+                        ),
+                    )
+                    .primary(e.span, "")
+                    .note("each block with `<observer/>` is one observer, with its own options"),
+                );
+            }
             return Vec::new();
         }
         let val = |name: &str| {
@@ -758,12 +771,29 @@ impl<'a> Resolver<'a> {
             }
             "box" => match e.attr("name") {
                 Some(n) => {
+                    if !self.all_boxes.contains_key(n) {
+                        let mut d = Diagnostic::warning(
+                            "W0003",
+                            format!("metadata for box `{n}`, which the program does not define"),
+                        )
+                        .primary(e.span, "");
+                        let names: Vec<&str> = self.all_boxes.keys().map(String::as_str).collect();
+                        if let Some(c) = closest(n, names.into_iter()) {
+                            d = d.help(format!("did you mean `{c}`?"));
+                        }
+                        self.diags.push(d);
+                    }
                     if let Some(i) = md_interface(&e.children) {
                         self.md_rules[scope].box_iface.insert(n.to_owned(), i);
                     }
                     let obs = self.md_observers(e);
                     if !obs.is_empty() {
-                        self.md_rules[scope].box_obs.insert(n.to_owned(), obs);
+                        // (A second block for the same box adds its observers.)
+                        self.md_rules[scope]
+                            .box_obs
+                            .entry(n.to_owned())
+                            .or_default()
+                            .extend(obs);
                     }
                 }
                 None => self.md_warn(e, "`<box>` without a `name` attribute is ignored"),
@@ -773,7 +803,11 @@ impl<'a> Resolver<'a> {
                     Some(inner) => {
                         let obs = self.md_observers(e);
                         if !obs.is_empty() {
-                            self.md_rules[scope].net_obs.insert(n.to_owned(), obs);
+                            self.md_rules[scope]
+                                .net_obs
+                                .entry(n.to_owned())
+                                .or_default()
+                                .extend(obs);
                         }
                         for c in &e.children {
                             if is_construct(&c.name) {

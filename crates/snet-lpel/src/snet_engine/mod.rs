@@ -219,7 +219,16 @@ impl LpelConfig {
             let strategy = match name {
                 "random" => Strategy::Random {
                     p: match arg {
-                        Some(a) => a.parse::<f64>().map_err(|_| bad())?,
+                        // A probability (per placement round and task).
+                        Some(a) => match a.parse::<f64>() {
+                            Ok(p) if (0.0..=1.0).contains(&p) => p,
+                            _ => {
+                                return Err(format!(
+                                    "bad --placement argument `{p}`: random:P takes a \
+                                     probability P from 0 to 1"
+                                ))
+                            }
+                        },
                         None => 0.05,
                     },
                 },

@@ -27,8 +27,8 @@ pub(crate) struct ObserveArgs {
     /// Print only reports of records with this label (`x`, `<t>` or `<#b>`; repeatable).
     #[arg(long, value_name = "LABEL")]
     pub(crate) label: Vec<String>,
-    /// Stop after printing N reports.
-    #[arg(long, value_name = "N")]
+    /// Stop after printing N reports (N ≥ 1).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) count: Option<u64>,
     /// Stop when the first connection closes (the observed run ended).
     #[arg(long)]
@@ -131,7 +131,9 @@ pub(crate) fn run(args: ObserveArgs) -> ExitCode {
         Ok(l) => l,
         Err(e) => return super::fail(format!("cannot listen on 127.0.0.1:{}: {e}", args.port)),
     };
-    eprintln!("snet observe: listening on 127.0.0.1:{}", args.port);
+    // Port 0 asks the system for a free port: say which one it gave.
+    let port = listener.local_addr().map_or(args.port, |a| a.port());
+    eprintln!("snet observe: listening on 127.0.0.1:{port}");
     let shared = Arc::new(Shared {
         args,
         printed: AtomicU64::new(0),

@@ -174,6 +174,11 @@ pub(crate) fn run(mut args: RunArgs) -> ExitCode {
             return fail(format!("cannot create the trace file {}: {e}", p.display()));
         }
     }
+    if let Some(p) = &args.profile {
+        if let Err(e) = File::create(p) {
+            return fail(format!("cannot create the profile {}: {e}", p.display()));
+        }
+    }
     let mut prog = match Program::from_file(&args.program) {
         Ok(p) => p,
         Err(e) => {
@@ -301,13 +306,21 @@ pub(crate) fn run(mut args: RunArgs) -> ExitCode {
                     return usage(format!("--input-limit: {e}"));
                 }
             };
-            let box_concurrency = match args.box_concurrency.as_deref().map(str::parse) {
-                None => Default::default(),
-                Some(Ok(c)) => c,
-                Some(Err(e)) => {
-                    return usage(format!("--box-concurrency: {e}"));
+            let box_concurrency: snet_front::BoxConcurrency =
+                match args.box_concurrency.as_deref().map(str::parse) {
+                    None => Default::default(),
+                    Some(Ok(c)) => c,
+                    Some(Err(e)) => {
+                        return usage(format!("--box-concurrency: {e}"));
+                    }
+                };
+            for (n, _) in &box_concurrency.by_name {
+                if !prog.net().boxes.iter().any(|b| &b.name == n) {
+                    eprintln!(
+                        "warning: --box-concurrency names `{n}`, which is not a box of the program"
+                    );
                 }
-            };
+            }
             let defaults = snet_front::FrontOptions::default();
             let fo = snet_front::FrontOptions {
                 input_limit,
@@ -321,6 +334,41 @@ pub(crate) fn run(mut args: RunArgs) -> ExitCode {
         other => Box::new(move || other.engine()),
     };
     let engine = make_engine();
+    // Options for another engine are ignored: say so (a run that seems to honour an
+    // option it never read misleads more than a warning).
+    let name = engine.name();
+    let l = &args.lpel;
+    let ignored: Vec<&str> = [
+        (
+            "--stream-capacity",
+            l.stream_capacity.is_some(),
+            &["lpel", "threads"][..],
+        ),
+        ("--monitor", l.monitor.is_some(), &["lpel"][..]),
+        ("--monitor-dir", l.monitor_dir.is_some(), &["lpel"][..]),
+        ("--placement", l.placement.is_some(), &["lpel"][..]),
+        ("--assign", l.assign.is_some(), &["lpel"][..]),
+        ("--sched", l.sched.is_some(), &["lpel"][..]),
+        ("--input-limit", args.input_limit.is_some(), &["front"][..]),
+        (
+            "--box-concurrency",
+            args.box_concurrency.is_some(),
+            &["front"][..],
+        ),
+        ("--walk-spin", args.walk_spin.is_some(), &["front"][..]),
+    ]
+    .into_iter()
+    .filter(|(_, given, engines)| *given && !engines.contains(&name))
+    .map(|(flag, _, _)| flag)
+    .collect();
+    if !ignored.is_empty() {
+        eprintln!(
+            "warning: {} {} not apply to the {name} engine and {} ignored",
+            ignored.join(", "),
+            if ignored.len() == 1 { "does" } else { "do" },
+            if ignored.len() == 1 { "is" } else { "are" },
+        );
+    }
     if args.lpel.trace.is_some() && matches!(engine.name(), "seq" | "threads") {
         eprintln!(
             "warning: --trace is written by the front and lpel engines only; the {} engine writes no trace (`--profile FILE.json` gives per-box figures on every engine)",
