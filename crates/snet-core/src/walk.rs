@@ -695,12 +695,13 @@ impl<'a> Walker<'a> {
             "internal error: an instance of another instance tree"
         );
         debug_assert!(matches!(inst.kind, InstKind::Box(..)));
-        let r: &Inst = inst;
-        // SAFETY: `inst` is an instance of this walker's tree (checked above), which
-        // the walker holds until `finish(&mut self)`, and a box instance stays in its
-        // tree as long as the tree lives (see `BoxRef`): it outlives the borrow 'w of
-        // the walker, although the `Arc` it was reached through may not.
-        BoxRef(unsafe { &*std::ptr::from_ref(r) })
+        let p = std::ptr::from_ref::<Inst>(inst);
+        // SAFETY: a box of this walker's tree (checked), held until `finish(&mut self)`.
+        let r: &'w Inst = unsafe { &*p };
+        // (A box instance stays in its tree as long as the tree lives, see `BoxRef`: it
+        // outlives the borrow 'w of the walker, although the `Arc` it was reached
+        // through may not.)
+        BoxRef(r)
     }
 
     fn err(&self, inst: &Inst, rec: &Record, msg: impl Into<String>) -> RunError {

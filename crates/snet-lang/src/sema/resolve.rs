@@ -772,16 +772,14 @@ impl<'a> Resolver<'a> {
             "box" => match e.attr("name") {
                 Some(n) => {
                     if !self.all_boxes.contains_key(n) {
-                        let mut d = Diagnostic::warning(
-                            "W0003",
-                            format!("metadata for box `{n}`, which the program does not define"),
-                        )
-                        .primary(e.span, "");
-                        let names: Vec<&str> = self.all_boxes.keys().map(String::as_str).collect();
-                        if let Some(c) = closest(n, names.into_iter()) {
-                            d = d.help(format!("did you mean `{c}`?"));
-                        }
-                        self.diags.push(d);
+                        let names: Vec<String> = self.all_boxes.keys().cloned().collect();
+                        self.md_unknown(
+                            e,
+                            &format!("box `{n}`, which the program does not define"),
+                            n,
+                            &names,
+                            None,
+                        );
                     }
                     if let Some(i) = md_interface(&e.children) {
                         self.md_rules[scope].box_iface.insert(n.to_owned(), i);
@@ -816,24 +814,15 @@ impl<'a> Resolver<'a> {
                         }
                     }
                     None => {
-                        let mut d = Diagnostic::warning(
-                            "W0003",
-                            format!("metadata for net `{n}`, which is not defined in this scope"),
-                        )
-                        .primary(e.span, "");
-                        let names: Vec<&str> = self.scopes[scope]
-                            .net_scopes
-                            .keys()
-                            .map(String::as_str)
-                            .collect();
-                        d = match closest(n, names.into_iter()) {
-                            Some(c) => d.help(format!("did you mean `{c}`?")),
-                            None => d.note(
-                                "`<net name=...>` applies to a net defined in the same scope \
-                                 as the metadata block",
-                            ),
-                        };
-                        self.diags.push(d);
+                        let names: Vec<String> =
+                            self.scopes[scope].net_scopes.keys().cloned().collect();
+                        self.md_unknown(
+                            e,
+                            &format!("net `{n}`, which is not defined in this scope"),
+                            n,
+                            &names,
+                            Some("`<net name=...>` applies to a net defined in the same scope as the metadata block"),
+                        );
                     }
                 },
                 None => self.md_warn(e, "`<net>` without a `name` attribute is ignored"),
@@ -846,6 +835,29 @@ impl<'a> Resolver<'a> {
             }
             _ => {}
         }
+    }
+
+    /// W0003 for metadata naming `what` (a box or net `n` that is not there): the
+    /// closest of `names` as a help, else `note`.
+    fn md_unknown(
+        &mut self,
+        e: &ast::MdElem,
+        what: &str,
+        n: &str,
+        names: &[String],
+        note: Option<&str>,
+    ) {
+        let mut d =
+            Diagnostic::warning("W0003", format!("metadata for {what}")).primary(e.span, "");
+        match closest(n, names.iter().map(String::as_str)) {
+            Some(c) => d = d.help(format!("did you mean `{c}`?")),
+            None => {
+                if let Some(t) = note {
+                    d = d.note(t);
+                }
+            }
+        }
+        self.diags.push(d);
     }
 
     fn md_warn(&mut self, e: &ast::MdElem, msg: &str) {
