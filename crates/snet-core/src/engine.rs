@@ -545,6 +545,11 @@ pub struct RunStats {
     pub bytes_sent: u64,
     /// Bytes received from other nodes (distributed runs between processes).
     pub bytes_received: u64,
+    /// Most records ever sent to one other node and not yet taken by its engine
+    /// (distributed runs: bounded by the flow-control window).
+    pub peak_unacked: u64,
+    /// Times node 0 held its input back for a congested node (distributed runs).
+    pub input_waits: u64,
 }
 
 impl RunStats {
@@ -607,6 +612,11 @@ impl fmt::Display for RunStats {
                 f,
                 "between nodes     {} sent, {} received (in the balance: received with in, sent with out)",
                 self.records_sent, self.records_received
+            )?;
+            writeln!(
+                f,
+                "flow control      at most {} records waiting for one node, input held back {} time(s)",
+                self.peak_unacked, self.input_waits
             )?;
         }
         writeln!(f, "entities created  {}", self.entities_created)?;

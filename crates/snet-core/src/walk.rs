@@ -125,7 +125,7 @@ pub struct Walker<'a> {
     distributed: bool,
     root_place: Place,
     /// Instances named by records that arrived from other nodes, by path.
-    resolved: std::sync::Mutex<std::collections::HashMap<Vec<PathStep>, std::sync::Weak<Inst>>>,
+    resolved: std::sync::Mutex<Resolved>,
     /// Frames lent to other nodes and proxies of theirs.
     loans: std::sync::Mutex<Loans>,
     /// The run's observers (spec §13.1); empty for a program without any.
@@ -221,6 +221,15 @@ impl Arrival {
     }
 }
 
+/// Instances named by records that arrived from other nodes, by path (see
+/// [`Walker::arrival`]), swept of ended instances as it grows.
+#[derive(Debug, Default)]
+struct Resolved {
+    map: std::collections::HashMap<Vec<PathStep>, std::sync::Weak<Inst>>,
+    /// The size at which the next sweep happens.
+    sweep_at: usize,
+}
+
 /// Frames of this node lent to others (see `det::Proxy`), and proxies of others'.
 #[derive(Default)]
 struct Loans {
@@ -289,7 +298,9 @@ impl<'a> Walker<'a> {
             return Ok(());
         };
         let nodes = d.nodes().max(1);
-        for (n, loc) in self.net.placements() {
+        // With one node, every placement means node 0 (spec §16.2 as the guide settles
+        // it: a program placed for a cluster runs whole on one node).
+        for (n, loc) in self.net.placements().into_iter().filter(|_| nodes > 1) {
             if n >= nodes {
                 return Err(RunError::new(
                     format!("placement `@ {n}` at {loc}"),
@@ -541,15 +552,12 @@ impl<'a> Walker<'a> {
             return Ok(None);
         }
         let cached = lock(&self.resolved)
+            .map
             .get(&a.path)
             .and_then(std::sync::Weak::upgrade);
         let inst = match cached {
             Some(i) => i,
-            None => {
-                let i = self.resolve(root, &a.path, sink)?;
-                lock(&self.resolved).insert(a.path.clone(), Arc::downgrade(&i));
-                i
-            }
+            None => self.resolve(root, &a.path, sink)?,
         };
         let ctx = match a.ctx {
             Some(rc) => self.adopt(rc, sink)?,
@@ -612,7 +620,7 @@ impl<'a> Walker<'a> {
             )
         };
         let mut cur = root.clone();
-        for step in path {
+        for (at, step) in path.iter().enumerate() {
             let next = match (step, &cur.kind) {
                 (PathStep::Left, InstKind::Serial(a, _)) => a.clone(),
                 (PathStep::Right, InstKind::Serial(_, b)) => b.clone(),
@@ -621,13 +629,25 @@ impl<'a> Walker<'a> {
                 }
                 (PathStep::Body, InstKind::Feedback(b)) => b.clone(),
                 (PathStep::Stage(k), InstKind::Star { .. }) => {
-                    let mut s = self.arrival_stage(&cur, None, sink)?;
+                    // Start from the stage before, if it was resolved here before (a
+                    // record crossing nodes once per stage resolves each stage once:
+                    // linear in the stages, not quadratic), else from the first.
+                    let before = k.checked_sub(1).and_then(|j| {
+                        let mut key = path[..at].to_vec();
+                        key.push(PathStep::Stage(j));
+                        lock(&self.resolved)
+                            .map
+                            .get(&key)
+                            .and_then(std::sync::Weak::upgrade)
+                    });
+                    let mut s = self.arrival_stage(&cur, before.as_ref(), sink)?;
                     while (s.key() as u32) < *k {
                         s = self.arrival_stage(&cur, Some(&s), sink)?;
                     }
                     if s.key() as u32 != *k {
                         return Err(bad());
                     }
+                    self.remember(&path[..=at], &s);
                     s
                 }
                 (PathStep::Replica(v), InstKind::Split { .. }) => {
@@ -637,7 +657,20 @@ impl<'a> Walker<'a> {
             };
             cur = next;
         }
+        self.remember(path, &cur);
         Ok(cur)
+    }
+
+    /// Caches `inst` as the instance at `path`. Entries of instances that have ended
+    /// are dropped whenever the cache has doubled since the last sweep (memory follows
+    /// the live instances, not every instance a run ever resolved).
+    fn remember(&self, path: &[PathStep], inst: &Arc<Inst>) {
+        let mut r = lock(&self.resolved);
+        r.map.insert(path.to_vec(), Arc::downgrade(inst));
+        if r.map.len() >= r.sweep_at {
+            r.map.retain(|_, w| w.strong_count() > 0);
+            r.sweep_at = (2 * r.map.len()).max(1024);
+        }
     }
 
     /// Ends a finished run's instance tree (`root`, the one [`Walker::create_root`]

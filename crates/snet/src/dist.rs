@@ -26,6 +26,21 @@
 //! engine that becomes idle while its reader waits wakes it ([`Dist::became_idle`]),
 //! so waiting is always on an event, never on a clock.
 //!
+//! # Flow control (bounded memory across nodes)
+//!
+//! Every crossing is a stream with a window: a node may have at most
+//! [`FlowConfig::window`] hops to one other node that the receiver's engine has not
+//! taken yet. The receiver returns credit ([`Msg::Credit`]) as its engine takes them.
+//! A node with a full window (or one that has not drained to half of it since) is
+//! *congested*; it tells node 0 ([`Msg::Congested`]), which stops admitting global input
+//! until no node is congested, and never holds more than [`FlowConfig::input_ahead`]
+//! input records read ahead of its engine. Sends themselves never wait: a record
+//! already inside the network always moves (a placed feedback loop cannot deadlock on
+//! a full window), only new input waits. So the records queued between nodes are at
+//! most about `window` per pair of nodes plus what the input admitted while the news of
+//! a full window travelled, times what one input record can become; see
+//! `docs/decisions.md` (decision 48).
+//!
 //! # Faults
 //!
 //! A node whose run fails sends the error to every other node; each ends its run with
@@ -49,8 +64,29 @@ pub enum Msg {
     InputEnd,
     /// Node 0: the global input failed.
     InputFailed(RunError),
-    /// A record continuing its walk here (or only an instance to create).
-    Hop(Arrival),
+    /// A record continuing its walk here (or only an instance to create), from node
+    /// `from`.
+    Hop {
+        /// The sending node (owed credit when the engine takes the hop).
+        from: u32,
+        /// What continues here.
+        a: Arrival,
+    },
+    /// Node `from`'s engine took `n` more of this node's hops to it (flow control).
+    Credit {
+        /// The node that took them.
+        from: u32,
+        /// How many.
+        n: u64,
+    },
+    /// Node `node` has a full window to some node (`on`), or no longer (sent to node
+    /// 0, which admits input only while no node is congested).
+    Congested {
+        /// The node.
+        node: u32,
+        /// Congested now.
+        on: bool,
+    },
     /// Termination wave `w` from node 0.
     Probe(u64),
     /// A node's answer to probe `wave`: records sent to and received from other nodes.
@@ -115,6 +151,100 @@ pub fn local_group(n: u32) -> (LocalLink, Vec<Receiver<Msg>>) {
     (LocalLink { inboxes: txs }, rxs)
 }
 
+/// The flow-control settings of a distributed run (see the module doc).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FlowConfig {
+    /// Hops to one other node not yet taken by its engine, at most (a node with this
+    /// many is congested until it has at most half as many).
+    pub window: u64,
+    /// Global input records read ahead of node 0's engine, at most.
+    pub input_ahead: usize,
+}
+
+impl Default for FlowConfig {
+    fn default() -> FlowConfig {
+        FlowConfig {
+            window: 128,
+            input_ahead: 64,
+        }
+    }
+}
+
+/// Node 0's admission of global input: the reader thread waits here while the engine
+/// has enough records read ahead or some node is congested.
+#[derive(Debug, Default)]
+pub struct Gate {
+    state: Mutex<GateState>,
+    cv: std::sync::Condvar,
+}
+
+#[derive(Debug, Default)]
+struct GateState {
+    /// Input records handed to the inbox and not yet taken by the engine.
+    ahead: usize,
+    /// The nodes congested now.
+    congested: std::collections::BTreeSet<u32>,
+    /// The run is ending: admit everything (the reader stops on its own).
+    closed: bool,
+    /// Most records ever read ahead at once, and times the reader waited for a
+    /// congested node (figures for `--stats`).
+    waits: u64,
+}
+
+impl Gate {
+    fn lock(&self) -> std::sync::MutexGuard<'_, GateState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Waits until one more input record may be read ahead (`limit` at most ahead, no
+    /// node congested), and counts it.
+    pub fn admit(&self, limit: usize) {
+        let mut g = self.lock();
+        let mut waited = false;
+        while !g.closed && (g.ahead >= limit || !g.congested.is_empty()) {
+            if !g.congested.is_empty() && !waited {
+                waited = true;
+                g.waits += 1;
+            }
+            g = self.cv.wait(g).unwrap_or_else(|e| e.into_inner());
+        }
+        g.ahead += 1;
+    }
+
+    /// The engine took one input record.
+    fn taken(&self) {
+        let mut g = self.lock();
+        g.ahead = g.ahead.saturating_sub(1);
+        drop(g);
+        self.cv.notify_all();
+    }
+
+    /// Node `node` is congested (`on`) or not.
+    fn set(&self, node: u32, on: bool) {
+        let mut g = self.lock();
+        let changed = if on {
+            g.congested.insert(node)
+        } else {
+            g.congested.remove(&node)
+        };
+        drop(g);
+        if changed {
+            self.cv.notify_all();
+        }
+    }
+
+    /// Opens the gate for good (the run ends).
+    pub fn close(&self) {
+        self.lock().closed = true;
+        self.cv.notify_all();
+    }
+
+    /// Times the input waited for a congested node.
+    pub fn waits(&self) -> u64 {
+        self.lock().waits
+    }
+}
+
 /// One node of a distributed run: what the semantics core calls to send records on.
 pub struct Node {
     me: u32,
@@ -126,6 +256,15 @@ pub struct Node {
     received: AtomicU64,
     /// A wake-up is in the inbox and not yet read (one is enough).
     wake_pending: std::sync::atomic::AtomicBool,
+    flow: FlowConfig,
+    /// Hops to each node that its engine has not taken yet.
+    unacked: Vec<AtomicU64>,
+    /// Whether this node is congested (as last told), under its lock.
+    congested: Mutex<bool>,
+    /// Node 0's input admission (every node has one; only node 0's is used).
+    pub(crate) gate: Arc<Gate>,
+    /// Most hops ever waiting for credit to one node (a `--stats` figure).
+    peak_unacked: AtomicU64,
 }
 
 impl std::fmt::Debug for Node {
@@ -141,7 +280,13 @@ impl std::fmt::Debug for Node {
 
 impl Node {
     /// Node `me` of `nodes`, sending through `link`; `own` is its inbox's sending end.
-    pub fn new(me: u32, nodes: u32, link: Arc<dyn Link>, own: Sender<Msg>) -> Arc<Node> {
+    pub fn new(
+        me: u32,
+        nodes: u32,
+        link: Arc<dyn Link>,
+        own: Sender<Msg>,
+        flow: FlowConfig,
+    ) -> Arc<Node> {
         Arc::new(Node {
             me,
             nodes,
@@ -150,7 +295,64 @@ impl Node {
             sent: AtomicU64::new(0),
             received: AtomicU64::new(0),
             wake_pending: Default::default(),
+            flow: FlowConfig {
+                window: flow.window.max(2),
+                input_ahead: flow.input_ahead.max(1),
+            },
+            unacked: (0..nodes).map(|_| AtomicU64::new(0)).collect(),
+            congested: Mutex::new(false),
+            gate: Arc::default(),
+            peak_unacked: AtomicU64::new(0),
         })
+    }
+
+    /// Most hops that ever waited for credit to one node.
+    pub fn peak_unacked(&self) -> u64 {
+        self.peak_unacked.load(Ordering::Relaxed)
+    }
+
+    /// Re-evaluates whether this node is congested (a window full; cleared once every
+    /// window is at most half full) and tells node 0 when that changed.
+    fn update_congestion(&self) -> Result<(), RunError> {
+        let mut c = self.congested.lock().unwrap_or_else(|e| e.into_inner());
+        let w = self.flow.window;
+        let now = if *c {
+            self.unacked
+                .iter()
+                .any(|u| u.load(Ordering::SeqCst) > w / 2)
+        } else {
+            self.unacked.iter().any(|u| u.load(Ordering::SeqCst) >= w)
+        };
+        if now == *c {
+            return Ok(());
+        }
+        *c = now;
+        if self.me == 0 {
+            self.gate.set(0, now);
+            Ok(())
+        } else {
+            // Sent under the lock: node 0 sees this node's changes in order.
+            Node::send(
+                self,
+                0,
+                Msg::Congested {
+                    node: self.me,
+                    on: now,
+                },
+            )
+        }
+    }
+
+    /// Node `from` took `n` of our hops.
+    fn credit(&self, from: u32, n: u64) -> Result<(), RunError> {
+        if let Some(u) = self.unacked.get(from as usize) {
+            let before = u.fetch_sub(n.min(u.load(Ordering::SeqCst)), Ordering::SeqCst);
+            // Only a window that may have dropped to half needs a look.
+            if before > self.flow.window / 2 {
+                return self.update_congestion();
+            }
+        }
+        Ok(())
     }
 
     /// Tells every other node that this one failed (best effort: they may be gone).
@@ -189,7 +391,19 @@ impl Dist for Node {
     fn send(&self, to: u32, a: Arrival) -> Result<(), RunError> {
         // Counted before it can arrive (the termination waves compare the totals).
         self.sent.fetch_add(1, Ordering::SeqCst);
-        Node::send(self, to, Msg::Hop(a))
+        let waiting = match self.unacked.get(to as usize) {
+            Some(u) => u.fetch_add(1, Ordering::SeqCst) + 1,
+            None => 0,
+        };
+        Node::send(self, to, Msg::Hop { from: self.me, a })?;
+        if waiting > self.peak_unacked.load(Ordering::Relaxed) {
+            self.peak_unacked.fetch_max(waiting, Ordering::Relaxed);
+        }
+        // Never waits: a full window only holds back new input (see the module doc).
+        if waiting == self.flow.window {
+            self.update_congestion()?;
+        }
+        Ok(())
     }
 
     fn became_idle(&self) {
@@ -216,7 +430,10 @@ impl Dist for Node {
 pub struct NodeSource {
     node: Arc<Node>,
     inbox: Receiver<Msg>,
-    queue: VecDeque<Incoming>,
+    /// What the engine has not taken yet, with the node a hop came from.
+    queue: VecDeque<(Incoming, Option<u32>)>,
+    /// Hops taken from each node and not yet credited back.
+    owed: Vec<u64>,
     /// Node 0: the global input has ended (other nodes have none).
     input_done: bool,
     stopped: bool,
@@ -246,6 +463,7 @@ impl NodeSource {
     pub fn new(node: Arc<Node>, inbox: Receiver<Msg>) -> NodeSource {
         let input_done = node.me != 0;
         NodeSource {
+            owed: vec![0; node.nodes as usize],
             node,
             inbox,
             queue: VecDeque::new(),
@@ -296,15 +514,66 @@ impl NodeSource {
         Ok(false)
     }
 
+    /// Returns the credit owed to every node (`all`), or to those owed a quarter
+    /// window or more.
+    fn pay(&mut self, all: bool) -> Result<(), RunError> {
+        let batch = (self.node.flow.window / 4).max(1);
+        for from in 0..self.owed.len() {
+            let n = self.owed[from];
+            if n > 0 && (all || n >= batch) {
+                self.owed[from] = 0;
+                let from = from as u32;
+                if from == self.node.me {
+                    self.node.credit(from, n)?;
+                } else {
+                    self.node.send(
+                        from,
+                        Msg::Credit {
+                            from: self.node.me,
+                            n,
+                        },
+                    )?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The next thing for the engine, if one is queued (credit owed for a hop, the
+    /// gate told of an input record).
+    fn pop(&mut self) -> Result<Option<Incoming>, RunError> {
+        let Some((x, from)) = self.queue.pop_front() else {
+            return Ok(None);
+        };
+        match from {
+            Some(f) => {
+                if let Some(o) = self.owed.get_mut(f as usize) {
+                    *o += 1;
+                    if *o >= (self.node.flow.window / 4).max(1) {
+                        self.pay(false)?;
+                    }
+                }
+            }
+            None => {
+                if matches!(x, Incoming::Record(_)) {
+                    self.node.gate.taken();
+                }
+            }
+        }
+        Ok(Some(x))
+    }
+
     fn handle(&mut self, m: Msg) -> Result<(), RunError> {
         match m {
-            Msg::Input(r) => self.queue.push_back(Incoming::Record(r)),
+            Msg::Input(r) => self.queue.push_back((Incoming::Record(r), None)),
             Msg::InputEnd => self.input_done = true,
             Msg::InputFailed(e) => return Err(e),
-            Msg::Hop(a) => {
+            Msg::Hop { from, a } => {
                 self.node.received.fetch_add(1, Ordering::SeqCst);
-                self.queue.push_back(Incoming::Arrival(a));
+                self.queue.push_back((Incoming::Arrival(a), Some(from)));
             }
+            Msg::Credit { from, n } => self.node.credit(from, n)?,
+            Msg::Congested { node, on } => self.node.gate.set(node, on),
             Msg::Probe(w) => self.probe = Some(w),
             Msg::Report {
                 wave,
@@ -363,12 +632,15 @@ impl RecordSource for NodeSource {
             while let Ok(m) = self.inbox.try_recv() {
                 self.handle(m)?;
             }
-            if let Some(x) = self.queue.pop_front() {
+            if let Some(x) = self.pop()? {
                 return Ok(Some(x));
             }
             if self.stopped {
+                self.node.gate.close();
                 return Ok(None);
             }
+            // Nothing queued: every hop taken is credited before this node waits.
+            self.pay(true)?;
             if idle() {
                 if let Some(w) = self.probe.take() {
                     let (sent, received) = self.counts();
@@ -385,6 +657,7 @@ impl RecordSource for NodeSource {
                     // A wave with no report to wait for (one node) completes at once.
                     loop {
                         if self.wave_step()? {
+                            self.node.gate.close();
                             return Ok(None);
                         }
                         if !(self.wave_open && self.missing == 0) {
@@ -413,10 +686,14 @@ impl RecordSource for NodeSource {
 pub fn spawn_input_reader(
     mut src: Box<dyn RecordSource>,
     inbox: Sender<Msg>,
+    gate: Arc<Gate>,
+    ahead: usize,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
     std::thread::Builder::new()
         .name("snet-dist-input".into())
         .spawn(move || loop {
+            // Admitted before it is read: a record read is a record held.
+            gate.admit(ahead);
             match src.next_record() {
                 Ok(Some(r)) => {
                     if inbox.send(Msg::Input(r)).is_err() {
@@ -465,7 +742,10 @@ pub(crate) fn run_engine(
     let mut opts = snet_core::RunOptions::new(workers);
     opts.dist = Some(node.clone());
     let run = || engine.run(net, boxes, src, output, &opts);
-    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).unwrap_or_else(|p| {
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(run));
+    // The reader must not wait for a gate nobody opens any more.
+    node.gate.close();
+    let mut r = r.unwrap_or_else(|p| {
         let msg = snet_core::box_call::panic_message(&*p);
         Err(RunError::new(
             format!("node {}", node.me),
@@ -473,8 +753,12 @@ pub(crate) fn run_engine(
             format!("internal error (panic): {msg}"),
         ))
     });
-    if let Err(err) = &r {
-        node.broadcast_fault(&err.to_string());
+    match &mut r {
+        Err(err) => node.broadcast_fault(&err.to_string()),
+        Ok(st) => {
+            st.peak_unacked = node.peak_unacked();
+            st.input_waits = node.gate.waits();
+        }
     }
     r
 }
@@ -489,11 +773,12 @@ pub type NodeResult = Result<snet_core::RunStats, RunError>;
 pub fn run_local(
     net: &snet_core::Net,
     boxes: &[snet_core::BoxTable],
-    engine: &(dyn Fn() -> Box<dyn snet_core::Engine> + Sync),
+    engine: &(dyn Fn(u32) -> Box<dyn snet_core::Engine> + Sync),
     nodes: u32,
     input: Box<dyn RecordSource>,
     output: &mut dyn snet_core::RecordSink,
     workers: usize,
+    flow: FlowConfig,
 ) -> Vec<NodeResult> {
     let nodes = nodes.max(1);
     let (link, inboxes) = local_group(nodes);
@@ -502,7 +787,7 @@ pub fn run_local(
     let mut inboxes: Vec<Option<Receiver<Msg>>> = inboxes.into_iter().map(Some).collect();
     let make = |me: u32, inbox: Receiver<Msg>| {
         NodeSource::new(
-            Node::new(me, nodes, link.clone(), own[me as usize].clone()),
+            Node::new(me, nodes, link.clone(), own[me as usize].clone(), flow),
             inbox,
         )
     };
@@ -517,15 +802,27 @@ pub fn run_local(
                     .name(format!("snet-node-{me}"))
                     .stack_size(64 << 20)
                     .spawn_scoped(scope, move || {
-                        run_engine(&mut src, &*engine(), net, boxes, &mut NoOutput(me), workers)
+                        run_engine(
+                            &mut src,
+                            &*engine(me),
+                            net,
+                            boxes,
+                            &mut NoOutput(me),
+                            workers,
+                        )
                     }),
             );
         }
         let inbox = inboxes[0].take().expect("node 0's inbox");
         let mut src = make(0, inbox);
-        let reader = spawn_input_reader(input, own[0].clone());
+        let reader = spawn_input_reader(
+            input,
+            own[0].clone(),
+            src.node.gate.clone(),
+            src.node.flow.input_ahead,
+        );
         let r0 = match reader {
-            Ok(_) => run_engine(&mut src, &*engine(), net, &boxes[0], output, workers),
+            Ok(_) => run_engine(&mut src, &*engine(0), net, &boxes[0], output, workers),
             Err(e) => {
                 let err = RunError::new(
                     "node 0",

@@ -118,7 +118,7 @@ fn examples_with_random_placements_agree_with_one_process() {
                     eprintln!("{name} {engine:?} placement {rep}");
                 }
                 let mut out = Vec::new();
-                let make = move || -> Box<dyn Engine> { engine.engine() };
+                let make = move |_: u32| -> Box<dyn Engine> { engine.engine() };
                 let results = snet::dist::run_local(
                     &net,
                     &[prog.boxes().clone()],
@@ -127,6 +127,7 @@ fn examples_with_random_placements_agree_with_one_process() {
                     Box::new(input().into_iter().fuse()),
                     &mut out,
                     2,
+                    Default::default(),
                 );
                 runs += 1;
                 let mut stats = Vec::new();

@@ -3,6 +3,8 @@
 use clap::{Args, ValueEnum};
 use snet::{EngineKind, Program};
 use snet_core::{Engine, Record, RecordSink, RecordSource, RunError, RunOptions};
+#[cfg(feature = "mpi")]
+use snet_dist::transport::Transport;
 use std::fs::File;
 use std::io::{BufReader, IsTerminal, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -106,6 +108,11 @@ pub(crate) struct RunArgs {
     /// `!@ <t>` decide where entities run; node 0 reads the input and writes the output.
     #[arg(long, value_name = "local:N|mpi")]
     pub(crate) distrib: Option<String>,
+    /// Distributed runs: records one node may have sent to another and not yet seen
+    /// taken there (default 128); node 0 holds its input back while any node has a
+    /// full window, so memory stays bounded however slow one node is.
+    #[arg(long, value_name = "N")]
+    pub(crate) dist_window: Option<u64>,
     /// Options of the lpel engine.
     #[command(flatten)]
     pub(crate) lpel: Box<LpelArgs>,
@@ -138,47 +145,12 @@ pub(crate) struct LpelArgs {
     pub(crate) sched: Option<String>,
 }
 
-/// Runs `snet run`.
+/// Runs `snet run`: a short sequence of named steps.
 pub(crate) fn run(mut args: RunArgs) -> ExitCode {
-    if let Err(e) = split_tcp_port(&mut args) {
-        return usage(e);
-    }
-    let Some(engine_kind) = EngineKind::parse(&args.engine) else {
-        let names: Vec<&str> = EngineKind::ALL.iter().map(|e| e.name()).collect();
-        return usage(format!(
-            "unknown engine `{}` (available: {})",
-            args.engine,
-            names.join(", ")
-        ));
+    let (engine_kind, distrib) = match parse_options(&mut args) {
+        Ok(x) => x,
+        Err(code) => return code,
     };
-    if args.workers == Some(0) {
-        return usage("-w/--workers must be at least 1");
-    }
-    if let Some(w) = args.workers.filter(|w| *w > snet_core::engine::MAX_WORKERS) {
-        return usage(format!(
-            "-w {w}: at most {} workers are supported (this machine has {} cores)",
-            snet_core::engine::MAX_WORKERS,
-            snet_core::engine::cores()
-        ));
-    }
-    let distrib = match args.distrib.as_deref().map(parse_distrib).transpose() {
-        Ok(d) => d,
-        Err(e) => return usage(e),
-    };
-    // Every output is checked before any record is read: a run must not do its work and
-    // then find it cannot write the trace (or lose its terminate record over it).
-    // (seq and threads write no trace: a warning says so below, and no file is made.)
-    let writes_trace = matches!(engine_kind, EngineKind::Front | EngineKind::Lpel);
-    if let Some(p) = args.lpel.trace.as_ref().filter(|_| writes_trace) {
-        if let Err(e) = File::create(p) {
-            return fail(format!("cannot create the trace file {}: {e}", p.display()));
-        }
-    }
-    if let Some(p) = &args.profile {
-        if let Err(e) = File::create(p) {
-            return fail(format!("cannot create the profile {}: {e}", p.display()));
-        }
-    }
     let mut prog = match Program::from_file(&args.program) {
         Ok(p) => p,
         Err(e) => {
@@ -193,43 +165,237 @@ pub(crate) fn run(mut args: RunArgs) -> ExitCode {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let unbound = prog.unbound_boxes();
-    if !unbound.is_empty() {
-        return fail(format!(
-            "no implementation for box{} {}: pass the C sources that define {} on the command line",
-            if unbound.len() > 1 { "es" } else { "" },
-            unbound
-                .iter()
-                .map(|b| format!("`{b}`"))
-                .collect::<Vec<_>>()
-                .join(", "),
-            if unbound.len() > 1 { "them" } else { "it" }
-        ));
+    if let Err(code) = check_bound(&prog) {
+        return code;
     }
+    let make_engine = match engine_factory(&args, engine_kind, &prog) {
+        Ok(m) => m,
+        Err(code) => return code,
+    };
+    warn_ignored_options(&args, &*make_engine(0), distrib.is_some());
+    // Under MPI, the transport starts now (after the C boxes were compiled: every rank
+    // compiles its own): only node 0 touches the global input and output, the trace and
+    // the profile (the other ranks never open `-i`, `-o`, `-I` or `-O`).
+    #[cfg(feature = "mpi")]
+    let mpi = match distrib {
+        Some(Distrib::Mpi) => match start_mpi(c_boxes.as_ref()) {
+            Ok(t) => Some(t),
+            Err(e) => return fail(e),
+        },
+        _ => None,
+    };
+    #[cfg(feature = "mpi")]
+    if let Some(t) = mpi.as_ref().filter(|t| t.rank() != 0) {
+        let engine = make_engine(t.rank() as u32);
+        return match run_mpi_node(t, c_boxes.as_ref(), &prog, &args, &*engine, None) {
+            Ok(_) => ExitCode::SUCCESS,
+            Err(_) => ExitCode::from(1),
+        };
+    }
+    if let Err(code) = check_outputs_writable(&args, engine_kind) {
+        return code;
+    }
+    let mut io = match open_io(&args) {
+        Ok(io) => io,
+        Err(code) => return code,
+    };
+    let discarded_seen = Arc::new(AtomicU64::new(0));
+    let result = match distrib {
+        None => {
+            let figures = Figures::start(&mut prog, &args);
+            let opts = match args.workers {
+                Some(w) => RunOptions::new(w.max(1)),
+                None => RunOptions::default(),
+            };
+            let engine = make_engine(0);
+            let r = figures
+                .run(&prog, &*engine, &mut io.source, &mut io.sink, &opts)
+                .map_err(snet::Error::Run);
+            if let Err(e) = figures.finish(&args, engine.name(), opts.workers) {
+                eprintln!("warning: {e}");
+            }
+            discarded_seen.store(io.source.discarded(), Ordering::Relaxed);
+            r
+        }
+        #[cfg(feature = "mpi")]
+        Some(Distrib::Mpi) => {
+            let t = mpi.as_ref().expect("MPI started above");
+            let input: Box<dyn RecordSource> = Box::new(Counting {
+                inner: std::mem::replace(&mut io.source, Input::Closed),
+                seen: discarded_seen.clone(),
+            });
+            let code = run_mpi_node(
+                t,
+                c_boxes.as_ref(),
+                &prog,
+                &args,
+                &*make_engine(0),
+                Some((input, &mut io.sink)),
+            );
+            match code {
+                Ok(stats) => Ok(stats),
+                Err(e) => Err(snet::Error::Run(e)),
+            }
+        }
+        Some(Distrib::Local(n)) => {
+            // One copy of the box table per node: node k's C boxes see
+            // `node_location == k` (spec §12.1).
+            let tables = match node_tables(&prog, c_boxes.as_ref(), n) {
+                Ok(t) => t,
+                Err(e) => return fail(e),
+            };
+            let input: Box<dyn RecordSource> = Box::new(Counting {
+                inner: std::mem::replace(&mut io.source, Input::Closed),
+                seen: discarded_seen.clone(),
+            });
+            let results = snet::dist::run_local(
+                prog.net(),
+                &tables,
+                &|node| make_engine(node),
+                n,
+                input,
+                &mut io.sink,
+                workers(&args),
+                flow_config(&args),
+            );
+            if args.stats {
+                for (i, r) in results.iter().enumerate() {
+                    if let Ok(st) = r {
+                        eprintln!("{}", node_line(i, st));
+                    }
+                }
+            }
+            merge_results(results).map_err(snet::Error::Run)
+        }
+    };
+    report(result, io, &args, discarded_seen.load(Ordering::Relaxed))
+}
 
+/// Step 1: the options alone (engine, workers, `--distrib`, the TCP port).
+fn parse_options(args: &mut RunArgs) -> Result<(EngineKind, Option<Distrib>), ExitCode> {
+    split_tcp_port(args).map_err(usage)?;
+    let Some(engine_kind) = EngineKind::parse(&args.engine) else {
+        let names: Vec<&str> = EngineKind::ALL.iter().map(|e| e.name()).collect();
+        return Err(usage(format!(
+            "unknown engine `{}` (available: {})",
+            args.engine,
+            names.join(", ")
+        )));
+    };
+    if args.workers == Some(0) {
+        return Err(usage("-w/--workers must be at least 1"));
+    }
+    if let Some(w) = args.workers.filter(|w| *w > snet_core::engine::MAX_WORKERS) {
+        return Err(usage(format!(
+            "-w {w}: at most {} workers are supported (this machine has {} cores)",
+            snet_core::engine::MAX_WORKERS,
+            snet_core::engine::cores()
+        )));
+    }
+    if args.dist_window == Some(0) {
+        return Err(usage("--dist-window must be at least 1"));
+    }
+    let distrib = args
+        .distrib
+        .as_deref()
+        .map(parse_distrib)
+        .transpose()
+        .map_err(usage)?;
+    Ok((engine_kind, distrib))
+}
+
+/// The worker count of each engine (node).
+fn workers(args: &RunArgs) -> usize {
+    args.workers
+        .map(|w| w.max(1))
+        .unwrap_or_else(snet_core::engine::cores)
+}
+
+/// The flow control of a distributed run (`--dist-window`).
+fn flow_config(args: &RunArgs) -> snet::dist::FlowConfig {
+    let d = snet::dist::FlowConfig::default();
+    snet::dist::FlowConfig {
+        window: args.dist_window.unwrap_or(d.window),
+        ..d
+    }
+}
+
+/// Every box has an implementation.
+fn check_bound(prog: &Program) -> Result<(), ExitCode> {
+    let unbound = prog.unbound_boxes();
+    if unbound.is_empty() {
+        return Ok(());
+    }
+    Err(fail(format!(
+        "no implementation for box{} {}: pass the C sources that define {} on the command line",
+        if unbound.len() > 1 { "es" } else { "" },
+        unbound
+            .iter()
+            .map(|b| format!("`{b}`"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        if unbound.len() > 1 { "them" } else { "it" }
+    )))
+}
+
+/// Every output file is checked before any record is read: a run must not do its work
+/// and then find it cannot write the trace (or lose its terminate record over it).
+/// (seq and threads write no trace: a warning says so, and no file is made.)
+fn check_outputs_writable(args: &RunArgs, engine_kind: EngineKind) -> Result<(), ExitCode> {
+    let writes_trace = matches!(engine_kind, EngineKind::Front | EngineKind::Lpel);
+    if let Some(p) = args.lpel.trace.as_ref().filter(|_| writes_trace) {
+        if let Err(e) = File::create(p) {
+            return Err(fail(format!(
+                "cannot create the trace file {}: {e}",
+                p.display()
+            )));
+        }
+    }
+    if let Some(p) = args.profile.as_ref().filter(|_| args.distrib.is_none()) {
+        if let Err(e) = File::create(p) {
+            return Err(fail(format!(
+                "cannot create the profile {}: {e}",
+                p.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The global input and output of a run (node 0's, in a distributed one).
+struct Io {
+    source: Input<BufReader<Box<dyn Read + Send>>>,
+    sink: Sink,
+    /// A copyable handle: the sink writes through one copy, the end of the run drains
+    /// through this one.
+    output: Output,
+}
+
+/// Opens the global input and output (`-i`/`-I`, `-o`/`-O`, or the standard streams).
+fn open_io(args: &RunArgs) -> Result<Io, ExitCode> {
     let input: Box<dyn Read + Send> = match (&args.input, args.input_tcp) {
         (Some(p), _) => match File::open(p) {
             Ok(f) => Box::new(f),
-            Err(e) => return fail(format!("cannot open input {}: {e}", p.display())),
+            Err(e) => return Err(fail(format!("cannot open input {}: {e}", p.display()))),
         },
         (None, Some(port)) => match accept_one(port) {
             Ok(s) => Box::new(s),
-            Err(e) => return fail(format!("cannot read input from TCP port {port}: {e}")),
+            Err(e) => return Err(fail(format!("cannot read input from TCP port {port}: {e}"))),
         },
         (None, None) => Box::new(std::io::stdin()),
     };
     let out_file: Target = match (&args.output, &args.output_tcp) {
         (Some(p), _) => match File::create(p) {
             Ok(f) => f.into(),
-            Err(e) => return fail(format!("cannot create output {}: {e}", p.display())),
+            Err(e) => return Err(fail(format!("cannot create output {}: {e}", p.display()))),
         },
         (None, Some(addr)) => match TcpStream::connect(addr.as_str()) {
             Ok(s) => s.into(),
-            Err(e) => return fail(format!("cannot connect the output to {addr}: {e}")),
+            Err(e) => return Err(fail(format!("cannot connect the output to {addr}: {e}"))),
         },
         (None, None) => match std::io::stdout().as_fd().try_clone_to_owned() {
             Ok(fd) => File::from(fd).into(),
-            Err(e) => return fail(format!("cannot use standard output: {e}")),
+            Err(e) => return Err(fail(format!("cannot use standard output: {e}"))),
         },
     };
     let streaming = match &out_file {
@@ -237,15 +403,9 @@ pub(crate) fn run(mut args: RunArgs) -> ExitCode {
         Target::Tcp(_) => true,
         Target::File(f) => f.is_terminal() || f.metadata().map(|m| is_stream(&m)).unwrap_or(true),
     };
-    // `Output` is a copyable handle: the sink writes through one copy, the end of the
-    // run drains through this one.
     let output = Output::new(out_file, streaming);
     output.flush_every(super::output::FLUSH_EVERY);
     let reader = BufReader::with_capacity(1 << 16, input);
-    let mut opts = RunOptions::default();
-    if let Some(w) = args.workers {
-        opts.workers = w.max(1);
-    }
     // On more than one core, the input is parsed on a thread of its own (a file in
     // batches, a pipe or terminal one record at a time), also when every core runs a
     // worker: while the input is the bottleneck the workers are idle anyway, and
@@ -253,22 +413,36 @@ pub(crate) fn run(mut args: RunArgs) -> ExitCode {
     // (under the input lock), the parse serialised everything behind it: a 1-box
     // pipeline of 10^6 records took 0.78 s at 2 workers against 0.51 s at 1 (front;
     // 0.50 s with the reader thread), synchro 10000 0.08 s against 0.045 s.
-    let cores = snet_core::engine::cores();
     let direct = Source::new(args.format, reader);
-    let mut source = if cores > 1 {
-        let batch = if input_is_regular_file(&args) { 256 } else { 1 };
+    let source = if snet_core::engine::cores() > 1 {
+        let batch = if input_is_regular_file(args) { 256 } else { 1 };
         match Prefetch::start(direct, batch) {
             Ok(s) => Input::Prefetched(s),
-            Err(e) => return fail(format!("cannot start the input reader: {e}")),
+            Err(e) => return Err(fail(format!("cannot start the input reader: {e}"))),
         }
     } else {
         Input::Direct(direct)
     };
     // The record writer hands over each record at once; `Output` decides when it
     // reaches the file (and writes it if a C box crashes).
-    let mut sink = Sink::new(args.format, Box::new(output), true);
-    // Every node of a local distributed run needs an engine of its own.
-    let make_engine: Box<dyn Fn() -> Box<dyn Engine> + Sync> = match engine_kind {
+    let sink = Sink::new(args.format, Box::new(output), true);
+    Ok(Io {
+        source,
+        sink,
+        output,
+    })
+}
+
+/// Makes the engine of each node (every node of a local distributed run needs one of
+/// its own; node k > 0 of a distributed run writes its trace to its own file).
+type EngineFactory = Box<dyn Fn(u32) -> Box<dyn Engine> + Sync>;
+
+fn engine_factory(
+    args: &RunArgs,
+    engine_kind: EngineKind,
+    prog: &Program,
+) -> Result<EngineFactory, ExitCode> {
+    Ok(match engine_kind {
         EngineKind::Lpel => {
             let cli = snet_lpel::snet_engine::CliOptions {
                 stream_capacity: args.lpel.stream_capacity,
@@ -280,15 +454,19 @@ pub(crate) fn run(mut args: RunArgs) -> ExitCode {
                 sched: args.lpel.sched.clone(),
             };
             match snet_lpel::LpelConfig::from_cli(&cli) {
-                Ok(cfg) => Box::new(move || Box::new(snet_lpel::LpelEngine::new(cfg.clone()))),
+                Ok(cfg) => Box::new(move |node| {
+                    let mut cfg = cfg.clone();
+                    cfg.trace_file = cfg.trace_file.map(|p| node_file(&p, node));
+                    Box::new(snet_lpel::LpelEngine::new(cfg))
+                }),
                 // A bad lpel option is a usage error, like every other bad option.
-                Err(e) => return usage(e),
+                Err(e) => return Err(usage(e)),
             }
         }
         EngineKind::Threads => {
             let defaults = snet_threads::ThreadsEngine::default();
             let stream_capacity = match args.lpel.stream_capacity {
-                Some(0) => return usage("--stream-capacity must be at least 1"),
+                Some(0) => return Err(usage("--stream-capacity must be at least 1")),
                 Some(k) => k,
                 None => defaults.stream_capacity,
             };
@@ -296,23 +474,19 @@ pub(crate) fn run(mut args: RunArgs) -> ExitCode {
                 stream_capacity,
                 ..defaults
             };
-            Box::new(move || Box::new(e))
+            Box::new(move |_| Box::new(e))
         }
         EngineKind::Front => {
             let input_limit = match args.input_limit.as_deref().map(str::parse) {
                 None => None,
                 Some(Ok(l)) => Some(l),
-                Some(Err(e)) => {
-                    return usage(format!("--input-limit: {e}"));
-                }
+                Some(Err(e)) => return Err(usage(format!("--input-limit: {e}"))),
             };
             let box_concurrency: snet_front::BoxConcurrency =
                 match args.box_concurrency.as_deref().map(str::parse) {
                     None => Default::default(),
                     Some(Ok(c)) => c,
-                    Some(Err(e)) => {
-                        return usage(format!("--box-concurrency: {e}"));
-                    }
+                    Some(Err(e)) => return Err(usage(format!("--box-concurrency: {e}"))),
                 };
             for (n, _) in &box_concurrency.by_name {
                 if !prog.net().boxes.iter().any(|b| &b.name == n) {
@@ -329,13 +503,36 @@ pub(crate) fn run(mut args: RunArgs) -> ExitCode {
                 trace: args.lpel.trace.clone(),
                 ..defaults
             };
-            Box::new(move || Box::new(snet_front::FrontEngine::new(fo.clone())))
+            Box::new(move |node| {
+                let mut fo = fo.clone();
+                fo.trace = fo.trace.map(|p| node_file(&p, node));
+                Box::new(snet_front::FrontEngine::new(fo))
+            })
         }
-        other => Box::new(move || other.engine()),
+        other => Box::new(move |_| other.engine()),
+    })
+}
+
+/// The file of node `node` for a per-node output named `path`: `path` itself on node
+/// 0, `NAME.nodeK.EXT` on node K (`trace.json` → `trace.node2.json`).
+pub(crate) fn node_file(path: &std::path::Path, node: u32) -> PathBuf {
+    if node == 0 {
+        return path.to_path_buf();
+    }
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let name = match path.extension() {
+        Some(ext) => format!("{stem}.node{node}.{}", ext.to_string_lossy()),
+        None => format!("{stem}.node{node}"),
     };
-    let engine = make_engine();
-    // Options for another engine are ignored: say so (a run that seems to honour an
-    // option it never read misleads more than a warning).
+    path.with_file_name(name)
+}
+
+/// Options for another engine are ignored: say so (a run that seems to honour an option
+/// it never read misleads more than a warning).
+fn warn_ignored_options(args: &RunArgs, engine: &dyn Engine, distributed: bool) {
     let name = engine.name();
     let l = &args.lpel;
     let ignored: Vec<&str> = [
@@ -369,80 +566,29 @@ pub(crate) fn run(mut args: RunArgs) -> ExitCode {
             if ignored.len() == 1 { "is" } else { "are" },
         );
     }
-    if args.lpel.trace.is_some() && matches!(engine.name(), "seq" | "threads") {
+    if args.lpel.trace.is_some() && matches!(name, "seq" | "threads") {
         eprintln!(
-            "warning: --trace is written by the front and lpel engines only; the {} engine writes no trace (`--profile FILE.json` gives per-box figures on every engine)",
-            engine.name()
+            "warning: --trace is written by the front and lpel engines only; the {name} engine writes no trace (`--profile FILE.json` gives per-box figures on every engine)",
         );
     }
-    if distrib.is_some() && (args.profile.is_some() || args.progress) {
+    if args.dist_window.is_some() && !distributed {
+        eprintln!(
+            "warning: --dist-window applies to distributed runs (--distrib) only and is ignored"
+        );
+    }
+    if distributed && (args.profile.is_some() || args.progress) {
         eprintln!("warning: --profile and --progress are not available in distributed runs yet (--stats gives per-node figures)");
     }
-    let discarded_seen = Arc::new(AtomicU64::new(0));
-    let result = match distrib {
-        None => {
-            let figures = Figures::start(&mut prog, &args);
-            let r = figures
-                .run(&prog, &*engine, &mut source, &mut sink, &opts)
-                .map_err(snet::Error::Run);
-            if let Err(e) = figures.finish(&args, engine.name(), opts.workers) {
-                eprintln!("warning: {e}");
-            }
-            discarded_seen.store(source.discarded(), Ordering::Relaxed);
-            r
-        }
-        #[cfg(feature = "mpi")]
-        Some(Distrib::Mpi) => {
-            let fingerprint = fingerprint(&args);
-            let r = run_mpi(
-                &prog,
-                c_boxes.as_ref(),
-                &*engine,
-                Box::new(Counting {
-                    inner: source,
-                    seen: discarded_seen.clone(),
-                }),
-                &mut sink,
-                opts.workers,
-                fingerprint,
-                args.stats,
-            );
-            match r {
-                Ok(Some(stats)) => Ok(stats),
-                // Not node 0: no output to finish.
-                Ok(None) => return ExitCode::SUCCESS,
-                Err(e) => Err(snet::Error::Run(e)),
-            }
-        }
-        Some(Distrib::Local(n)) => {
-            // One copy of the box table per node: node k's C boxes see
-            // `node_location == k` (spec §12.1).
-            let tables = match node_tables(&prog, c_boxes.as_ref(), n) {
-                Ok(t) => t,
-                Err(e) => return fail(e),
-            };
-            let results = snet::dist::run_local(
-                prog.net(),
-                &tables,
-                &*make_engine,
-                n,
-                Box::new(Counting {
-                    inner: source,
-                    seen: discarded_seen.clone(),
-                }),
-                &mut sink,
-                opts.workers,
-            );
-            if args.stats {
-                for (i, r) in results.iter().enumerate() {
-                    if let Ok(st) = r {
-                        eprintln!("{}", node_line(i, st));
-                    }
-                }
-            }
-            merge_results(results).map_err(snet::Error::Run)
-        }
-    };
+}
+
+/// The last step: finish the output, print the statistics, choose the exit status.
+fn report(
+    result: Result<snet::RunStats, snet::Error>,
+    io: Io,
+    args: &RunArgs,
+    discarded: u64,
+) -> ExitCode {
+    let Io { sink, output, .. } = io;
     match result {
         Ok(stats) => {
             let finish = sink.finish().and_then(|()| {
@@ -459,7 +605,6 @@ pub(crate) fn run(mut args: RunArgs) -> ExitCode {
             if let Err(e) = finish {
                 return fail(e);
             }
-            let discarded = discarded_seen.load(Ordering::Relaxed);
             if args.stats {
                 eprintln!("{stats}");
                 eprintln!("input discarded   {discarded}");
@@ -547,46 +692,62 @@ fn node_line(node: usize, st: &snet::RunStats) -> String {
     line
 }
 
-/// A fingerprint of the program and the box sources (spec §16.3: every node must run
-/// the same; the ranks of an MPI run compare theirs).
+/// A fingerprint of the program and the box code (spec §16.3: every node must run the
+/// same; the ranks of an MPI run compare theirs): the program, the sources, the compiler
+/// flags, libraries and include directories, and the shared object built from them
+/// (which also covers the headers the sources include).
 #[cfg(feature = "mpi")]
-fn fingerprint(args: &RunArgs) -> u64 {
+fn fingerprint(args: &RunArgs, c_boxes: Option<&snet_c4snet::CBoxes>) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
     for p in std::iter::once(&args.program).chain(&args.sources) {
         std::fs::read(p).unwrap_or_default().hash(&mut h);
     }
+    args.cflags.hash(&mut h);
+    args.libs.hash(&mut h);
+    args.include.hash(&mut h);
+    if let Some(c) = c_boxes {
+        std::fs::read(c.library_path())
+            .unwrap_or_default()
+            .hash(&mut h);
+    }
     h.finish()
 }
 
-/// This process's node of an MPI run; `Ok(None)` on nodes other than 0 (they have no
-/// output or statistics to finish).
+/// Starts the MPI transport (this process is one rank) and tells the C boxes their
+/// node.
 #[cfg(feature = "mpi")]
-#[allow(clippy::too_many_arguments)]
-fn run_mpi(
-    prog: &Program,
+fn start_mpi(
     c_boxes: Option<&snet_c4snet::CBoxes>,
-    engine: &dyn Engine,
-    input: Box<dyn RecordSource>,
-    sink: &mut dyn RecordSink,
-    workers: usize,
-    fingerprint: u64,
-    stats: bool,
-) -> Result<Option<snet::RunStats>, RunError> {
+) -> Result<Arc<snet_dist::transport::MpiTransport>, String> {
     use snet_dist::transport::{MpiTransport, Transport};
-    // MPI starts after the C boxes were compiled and loaded (every rank compiles its own).
-    let t = MpiTransport::init().map_err(|e| RunError::new("MPI", None, e.to_string()))?;
+    let t = MpiTransport::init().map_err(|e| format!("MPI: {e}"))?;
     let rank = t.rank() as u32;
     snet_c4snet::set_crash_node(rank);
     if let Some(c) = c_boxes {
         c.set_node_location(rank)
-            .map_err(|e| RunError::new(format!("node {rank}"), None, e.to_string()))?;
+            .map_err(|e| format!("node {rank}: {e}"))?;
     }
+    Ok(t)
+}
+
+/// This process's node of an MPI run: node 0 gets the global input and output
+/// (`io`), the others `None`. A failure ends every rank (`MPI_Abort`).
+#[cfg(feature = "mpi")]
+fn run_mpi_node(
+    t: &Arc<snet_dist::transport::MpiTransport>,
+    c_boxes: Option<&snet_c4snet::CBoxes>,
+    prog: &Program,
+    args: &RunArgs,
+    engine: &dyn Engine,
+    io: Option<(Box<dyn RecordSource>, &mut dyn RecordSink)>,
+) -> Result<snet::RunStats, RunError> {
+    use snet_dist::transport::Transport;
+    let rank = t.rank() as u32;
     let transport: Arc<dyn Transport> = t.clone();
-    let (input, output) = if rank == 0 {
-        (Some(input), Some(sink))
-    } else {
-        (None, None)
+    let (input, output) = match io {
+        Some((i, o)) => (Some(i), Some(o)),
+        None => (None, None),
     };
     let r = snet::dist::transport::run_node(
         transport,
@@ -595,24 +756,30 @@ fn run_mpi(
         engine,
         input,
         output,
-        workers,
-        fingerprint,
+        workers(args),
+        fingerprint(args, c_boxes),
+        flow_config(args),
     );
     match &r {
         Ok(st) => {
-            if stats {
+            if args.stats {
                 eprintln!("{}", node_line(rank as usize, st));
             }
             let _ = t.finish();
         }
         Err(e) => {
             // Every rank ends at once (spec §16.6): the others are told, then MPI
-            // ends the job.
-            eprintln!("error: node {rank}: {e}");
+            // ends the job. The message names the node once.
+            let msg = e.to_string();
+            if msg.starts_with(&format!("node {rank}")) {
+                eprintln!("error: {msg}");
+            } else {
+                eprintln!("error: node {rank}: {msg}");
+            }
             t.abort(1);
         }
     }
-    r.map(|st| (rank == 0).then_some(st))
+    r
 }
 
 fn parse_distrib(s: &str) -> Result<Distrib, String> {
@@ -948,6 +1115,8 @@ impl<R: Read + Send> RecordSource for Source<R> {
 enum Input<R: Read + Send + 'static> {
     Direct(Source<R>),
     Prefetched(Prefetch),
+    /// Handed to a distributed run's reader (which counts what it discards).
+    Closed,
 }
 
 impl<R: Read + Send + 'static> CountsDiscarded for Input<R> {
@@ -955,6 +1124,7 @@ impl<R: Read + Send + 'static> CountsDiscarded for Input<R> {
         match self {
             Input::Direct(s) => s.discarded,
             Input::Prefetched(p) => p.discarded(),
+            Input::Closed => 0,
         }
     }
 }
@@ -964,6 +1134,7 @@ impl<R: Read + Send + 'static> RecordSource for Input<R> {
         match self {
             Input::Direct(s) => s.next_record(),
             Input::Prefetched(p) => p.next_record(),
+            Input::Closed => Ok(None),
         }
     }
 }

@@ -19,6 +19,8 @@ const REPORT: u8 = 2;
 const STOP: u8 = 3;
 const FAULT: u8 = 4;
 const HELLO: u8 = 5;
+const CREDIT: u8 = 6;
+const CONGESTED: u8 = 7;
 
 /// A [`Link`] over a byte transport: one encoder per destination, used under its lock
 /// so that what it encodes reaches that peer in order (the wire's stream rule).
@@ -107,7 +109,7 @@ impl Link for TransportLink {
         let mut enc = enc.lock().unwrap_or_else(|e| e.into_inner());
         let mut out = Vec::new();
         match m {
-            Msg::Hop(a) => {
+            Msg::Hop { from: _, a } => {
                 wire::put_u8(&mut out, HOP);
                 put_path(&mut out, &a.path);
                 wire::put_u8(&mut out, u8::from(a.leave));
@@ -134,6 +136,16 @@ impl Link for TransportLink {
                         wire::put_u64(&mut out, *units);
                     }
                 }
+            }
+            Msg::Credit { from, n } => {
+                wire::put_u8(&mut out, CREDIT);
+                wire::put_u32(&mut out, from);
+                wire::put_u64(&mut out, n);
+            }
+            Msg::Congested { node, on } => {
+                wire::put_u8(&mut out, CONGESTED);
+                wire::put_u32(&mut out, node);
+                wire::put_u8(&mut out, u8::from(on));
             }
             Msg::Probe(w) => {
                 wire::put_u8(&mut out, PROBE);
@@ -170,7 +182,7 @@ impl Link for TransportLink {
     }
 }
 
-fn decode(dec: &mut PeerDecoder, mut input: &[u8]) -> Result<Msg, WireError> {
+fn decode(dec: &mut PeerDecoder, from: u32, mut input: &[u8]) -> Result<Msg, WireError> {
     let input = &mut input;
     Ok(match wire::get_u8(input)? {
         HOP => {
@@ -197,14 +209,25 @@ fn decode(dec: &mut PeerDecoder, mut input: &[u8]) -> Result<Msg, WireError> {
                     })
                 }
             };
-            Msg::Hop(Arrival {
-                path,
-                leave,
-                what,
-                ctx,
-            })
+            Msg::Hop {
+                from,
+                a: Arrival {
+                    path,
+                    leave,
+                    what,
+                    ctx,
+                },
+            }
         }
         PROBE => Msg::Probe(wire::get_u64(input)?),
+        CREDIT => Msg::Credit {
+            from: wire::get_u32(input)?,
+            n: wire::get_u64(input)?,
+        },
+        CONGESTED => Msg::Congested {
+            node: wire::get_u32(input)?,
+            on: wire::get_u8(input)? != 0,
+        },
         REPORT => Msg::Report {
             wave: wire::get_u64(input)?,
             sent: wire::get_u64(input)?,
@@ -243,12 +266,14 @@ fn spawn_receiver(
                     Ok(Some((from, msg))) => {
                         bytes.fetch_add(msg.len() as u64, Ordering::Relaxed);
                         let m = match decoders.get_mut(from) {
-                            Some(d) => decode(d, &msg).unwrap_or_else(|e| Msg::Fault {
-                                node: from as u32,
-                                message: format!(
-                                    "a message from node {from} could not be decoded: {e}"
-                                ),
-                            }),
+                            Some(d) => {
+                                decode(d, from as u32, &msg).unwrap_or_else(|e| Msg::Fault {
+                                    node: from as u32,
+                                    message: format!(
+                                        "a message from node {from} could not be decoded: {e}"
+                                    ),
+                                })
+                            }
                             None => continue,
                         };
                         if inbox.send(m).is_err() {
@@ -281,6 +306,7 @@ pub fn run_node(
     output: Option<&mut dyn snet_core::RecordSink>,
     workers: usize,
     fingerprint: u64,
+    flow: super::FlowConfig,
 ) -> NodeResult {
     let me = t.rank() as u32;
     let nodes = t.size() as u32;
@@ -289,7 +315,7 @@ pub fn run_node(
     let bytes_sent = tl.bytes_sent.clone();
     let bytes_received = Arc::new(AtomicU64::new(0));
     let link: Arc<dyn Link> = Arc::new(tl);
-    let node = Node::new(me, nodes, link, tx.clone());
+    let node = Node::new(me, nodes, link, tx.clone(), flow);
     let mut src = NodeSource::new(node.clone(), rx);
     src.fingerprint = Some(fingerprint);
     let io_err = |what: &str, e: std::io::Error| {
@@ -317,7 +343,8 @@ pub fn run_node(
     };
     if me == 0 {
         if let Some(input) = input {
-            super::spawn_input_reader(input, tx).map_err(|e| io_err("the input reader", e))?;
+            super::spawn_input_reader(input, tx, node.gate.clone(), flow.input_ahead)
+                .map_err(|e| io_err("the input reader", e))?;
         } else {
             let _ = tx.send(Msg::InputEnd);
         }
