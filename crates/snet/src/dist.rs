@@ -72,12 +72,15 @@ pub enum Msg {
         /// What continues here.
         a: Arrival,
     },
-    /// Node `from`'s engine took `n` more of this node's hops to it (flow control).
+    /// Node `from`'s engine took `n` more of this node's hops to it, of `bytes` bytes
+    /// of payload (flow control).
     Credit {
         /// The node that took them.
         from: u32,
         /// How many.
         n: u64,
+        /// Their payload bytes (as [`hop_bytes`] counts them).
+        bytes: u64,
     },
     /// Node `node` has a full window to some node (`on`), or no longer (sent to node
     /// 0, which admits input only while no node is congested).
@@ -121,6 +124,15 @@ pub enum Msg {
     },
 }
 
+/// The size of a hop for flow control: its record's payload bytes plus a fixed cost
+/// per record (what sender and receiver compute alike).
+pub fn hop_bytes(a: &Arrival) -> u64 {
+    match &a.what {
+        snet_core::walk::ArrivalKind::Record(r) => r.payload_bytes() as u64 + 64,
+        _ => 64,
+    }
+}
+
 /// Carries messages to other nodes (an in-process group, or MPI).
 pub trait Link: Send + Sync {
     /// Queues `m` for node `to` (never blocks on the receiver; FIFO per pair of nodes).
@@ -157,6 +169,8 @@ pub struct FlowConfig {
     /// Hops to one other node not yet taken by its engine, at most (a node with this
     /// many is congested until it has at most half as many).
     pub window: u64,
+    /// The same bound in payload bytes ([`hop_bytes`]).
+    pub window_bytes: u64,
     /// Global input records read ahead of node 0's engine, at most.
     pub input_ahead: usize,
 }
@@ -164,7 +178,8 @@ pub struct FlowConfig {
 impl Default for FlowConfig {
     fn default() -> FlowConfig {
         FlowConfig {
-            window: 128,
+            window: 1024,
+            window_bytes: 2 << 20,
             input_ahead: 64,
         }
     }
@@ -257,8 +272,9 @@ pub struct Node {
     /// A wake-up is in the inbox and not yet read (one is enough).
     wake_pending: std::sync::atomic::AtomicBool,
     flow: FlowConfig,
-    /// Hops to each node that its engine has not taken yet.
+    /// Hops to each node that its engine has not taken yet, and their bytes.
     unacked: Vec<AtomicU64>,
+    unacked_bytes: Vec<AtomicU64>,
     /// Whether this node is congested (as last told), under its lock.
     congested: Mutex<bool>,
     /// Node 0's input admission (every node has one; only node 0's is used).
@@ -297,9 +313,11 @@ impl Node {
             wake_pending: Default::default(),
             flow: FlowConfig {
                 window: flow.window.max(2),
+                window_bytes: flow.window_bytes.max(2),
                 input_ahead: flow.input_ahead.max(1),
             },
             unacked: (0..nodes).map(|_| AtomicU64::new(0)).collect(),
+            unacked_bytes: (0..nodes).map(|_| AtomicU64::new(0)).collect(),
             congested: Mutex::new(false),
             gate: Arc::default(),
             peak_unacked: AtomicU64::new(0),
@@ -315,14 +333,13 @@ impl Node {
     /// window is at most half full) and tells node 0 when that changed.
     fn update_congestion(&self) -> Result<(), RunError> {
         let mut c = self.congested.lock().unwrap_or_else(|e| e.into_inner());
-        let w = self.flow.window;
-        let now = if *c {
-            self.unacked
-                .iter()
-                .any(|u| u.load(Ordering::SeqCst) > w / 2)
-        } else {
-            self.unacked.iter().any(|u| u.load(Ordering::SeqCst) >= w)
+        let (w, wb) = (self.flow.window, self.flow.window_bytes);
+        let over = |limit: fn(u64) -> u64| {
+            self.unacked.iter().zip(&self.unacked_bytes).any(|(u, b)| {
+                u.load(Ordering::SeqCst) >= limit(w) || b.load(Ordering::SeqCst) >= limit(wb)
+            })
         };
+        let now = if *c { over(|x| x / 2 + 1) } else { over(|x| x) };
         if now == *c {
             return Ok(());
         }
@@ -343,14 +360,18 @@ impl Node {
         }
     }
 
-    /// Node `from` took `n` of our hops.
-    fn credit(&self, from: u32, n: u64) -> Result<(), RunError> {
-        if let Some(u) = self.unacked.get(from as usize) {
-            let before = u.fetch_sub(n.min(u.load(Ordering::SeqCst)), Ordering::SeqCst);
-            // Only a window that may have dropped to half needs a look.
-            if before > self.flow.window / 2 {
-                return self.update_congestion();
-            }
+    /// Node `from` took `n` of our hops, of `bytes` bytes.
+    fn credit(&self, from: u32, n: u64, bytes: u64) -> Result<(), RunError> {
+        let (Some(u), Some(b)) = (
+            self.unacked.get(from as usize),
+            self.unacked_bytes.get(from as usize),
+        ) else {
+            return Ok(());
+        };
+        u.fetch_sub(n.min(u.load(Ordering::SeqCst)), Ordering::SeqCst);
+        b.fetch_sub(bytes.min(b.load(Ordering::SeqCst)), Ordering::SeqCst);
+        if *self.congested.lock().unwrap_or_else(|e| e.into_inner()) {
+            return self.update_congestion();
         }
         Ok(())
     }
@@ -391,16 +412,25 @@ impl Dist for Node {
     fn send(&self, to: u32, a: Arrival) -> Result<(), RunError> {
         // Counted before it can arrive (the termination waves compare the totals).
         self.sent.fetch_add(1, Ordering::SeqCst);
-        let waiting = match self.unacked.get(to as usize) {
-            Some(u) => u.fetch_add(1, Ordering::SeqCst) + 1,
-            None => 0,
+        let size = hop_bytes(&a);
+        let (waiting, bytes) = match (
+            self.unacked.get(to as usize),
+            self.unacked_bytes.get(to as usize),
+        ) {
+            (Some(u), Some(b)) => (
+                u.fetch_add(1, Ordering::SeqCst) + 1,
+                b.fetch_add(size, Ordering::SeqCst) + size,
+            ),
+            _ => (0, 0),
         };
         Node::send(self, to, Msg::Hop { from: self.me, a })?;
         if waiting > self.peak_unacked.load(Ordering::Relaxed) {
             self.peak_unacked.fetch_max(waiting, Ordering::Relaxed);
         }
         // Never waits: a full window only holds back new input (see the module doc).
-        if waiting == self.flow.window {
+        if waiting == self.flow.window
+            || (bytes >= self.flow.window_bytes && bytes - size < self.flow.window_bytes)
+        {
             self.update_congestion()?;
         }
         Ok(())
@@ -432,8 +462,8 @@ pub struct NodeSource {
     inbox: Receiver<Msg>,
     /// What the engine has not taken yet, with the node a hop came from.
     queue: VecDeque<(Incoming, Option<u32>)>,
-    /// Hops taken from each node and not yet credited back.
-    owed: Vec<u64>,
+    /// Hops taken from each node and not yet credited back, and their bytes.
+    owed: Vec<(u64, u64)>,
     /// Node 0: the global input has ended (other nodes have none).
     input_done: bool,
     stopped: bool,
@@ -463,7 +493,7 @@ impl NodeSource {
     pub fn new(node: Arc<Node>, inbox: Receiver<Msg>) -> NodeSource {
         let input_done = node.me != 0;
         NodeSource {
-            owed: vec![0; node.nodes as usize],
+            owed: vec![(0, 0); node.nodes as usize],
             node,
             inbox,
             queue: VecDeque::new(),
@@ -517,26 +547,31 @@ impl NodeSource {
     /// Returns the credit owed to every node (`all`), or to those owed a quarter
     /// window or more.
     fn pay(&mut self, all: bool) -> Result<(), RunError> {
-        let batch = (self.node.flow.window / 4).max(1);
         for from in 0..self.owed.len() {
-            let n = self.owed[from];
-            if n > 0 && (all || n >= batch) {
-                self.owed[from] = 0;
+            let (n, bytes) = self.owed[from];
+            if n > 0 && (all || self.owes_batch(n, bytes)) {
+                self.owed[from] = (0, 0);
                 let from = from as u32;
                 if from == self.node.me {
-                    self.node.credit(from, n)?;
+                    self.node.credit(from, n, bytes)?;
                 } else {
                     self.node.send(
                         from,
                         Msg::Credit {
                             from: self.node.me,
                             n,
+                            bytes,
                         },
                     )?;
                 }
             }
         }
         Ok(())
+    }
+
+    /// Enough is owed to one node to credit it now (an eighth of either window).
+    fn owes_batch(&self, n: u64, bytes: u64) -> bool {
+        n >= (self.node.flow.window / 8).max(1) || bytes >= self.node.flow.window_bytes / 8
     }
 
     /// The next thing for the engine, if one is queued (credit owed for a hop, the
@@ -547,9 +582,15 @@ impl NodeSource {
         };
         match from {
             Some(f) => {
+                let size = match &x {
+                    Incoming::Arrival(a) => hop_bytes(a),
+                    Incoming::Record(_) => 0,
+                };
                 if let Some(o) = self.owed.get_mut(f as usize) {
-                    *o += 1;
-                    if *o >= (self.node.flow.window / 4).max(1) {
+                    o.0 += 1;
+                    o.1 += size;
+                    let (n, bytes) = *o;
+                    if self.owes_batch(n, bytes) {
                         self.pay(false)?;
                     }
                 }
@@ -572,7 +613,7 @@ impl NodeSource {
                 self.node.received.fetch_add(1, Ordering::SeqCst);
                 self.queue.push_back((Incoming::Arrival(a), Some(from)));
             }
-            Msg::Credit { from, n } => self.node.credit(from, n)?,
+            Msg::Credit { from, n, bytes } => self.node.credit(from, n, bytes)?,
             Msg::Congested { node, on } => self.node.gate.set(node, on),
             Msg::Probe(w) => self.probe = Some(w),
             Msg::Report {

@@ -376,6 +376,7 @@ fn a_distributed_run_of_one_node_ends() {
 fn placed_loops_finish_under_the_smallest_flow_control_window() {
     let tiny = snet::dist::FlowConfig {
         window: 2,
+        window_bytes: 256,
         input_ahead: 1,
     };
     let shapes = [

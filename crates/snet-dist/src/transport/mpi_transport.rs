@@ -10,10 +10,16 @@ use std::sync::{Arc, Mutex};
 use std::thread::{JoinHandle, Thread};
 use std::time::{Duration, Instant};
 
-/// The MPI tag of every message of this transport.
-const TAG: c_int = 0x534e;
+/// The MPI tag of a message sent alone (its bytes are the message).
+const TAG_ONE: c_int = 0x534e;
+/// The MPI tag of a batch: messages to one rank coalesced, each framed by its length
+/// (4 bytes, little-endian).
+const TAG_BATCH: c_int = 0x534f;
+/// The MPI tag of an acknowledgement: the receiver matched this many more messages
+/// (8 bytes, little-endian).
+const TAG_ACK: c_int = 0x5350;
 /// How long an idle thread only yields before it starts sleeping.
-const SPIN: Duration = Duration::from_micros(200);
+const SPIN: Duration = Duration::from_millis(5);
 /// An idle thread sleeps for this fraction of the time it has been idle (so a message
 /// arriving after a gap `g` waits about `g / SLEEP_DIVISOR` more)...
 const SLEEP_DIVISOR: u32 = 4;
@@ -21,6 +27,17 @@ const SLEEP_DIVISOR: u32 = 4;
 const MAX_SLEEP: Duration = Duration::from_millis(1);
 /// Messages received per round at most, so that a flood cannot starve the sends.
 const RECV_BATCH: usize = 64;
+/// MPI messages to one rank sent and not yet acknowledged by it, at most. Bounds what
+/// waits unmatched at the receiver (Open MPI's per-peer sequence numbers are 16 bits:
+/// past 65 536 messages in flight to one rank, messages were delivered out of order).
+const WINDOW: u64 = 64;
+/// The receiver acknowledges after this many messages from one rank.
+const ACK_EVERY: u64 = WINDOW / 4;
+/// Sends to one rank in progress (`MPI_Isend` not yet complete), at most.
+const MAX_ISENDS: usize = 4;
+/// A batch holds messages up to this many bytes; a larger message goes alone, without
+/// a copy.
+const BATCH_BYTES: usize = 64 << 10;
 
 static STARTED: AtomicBool = AtomicBool::new(false);
 
@@ -38,11 +55,14 @@ enum Command {
 /// to it through a command channel ([`Transport::send`] never touches MPI) and receive
 /// from the rank's inbox channel ([`Transport::recv`]).
 ///
-/// The thread's loop: start an `MPI_Isend` for every queued message (never a blocking
-/// send, so ranks sending large messages to each other at once cannot deadlock), test
-/// the outstanding sends (`MPI_Testsome`; a buffer is freed when its send completes),
-/// and take every arrived message with `MPI_Improbe` + `MPI_Mrecv` into a buffer of
-/// exactly its size, which goes to the inbox without another copy.
+/// The thread's loop: start `MPI_Isend`s for queued messages (never a blocking send, so
+/// ranks sending large messages to each other at once cannot deadlock) within each
+/// peer's window of [`WINDOW`] unacknowledged messages and [`MAX_ISENDS`] sends in
+/// progress, coalescing small messages to one peer into one batch; test the
+/// outstanding sends (`MPI_Testsome` over a set bounded by the ranks; a buffer is
+/// freed when its send completes); and take every arrived message with `MPI_Improbe` +
+/// `MPI_Mrecv` into a buffer of exactly its size, which goes to the inbox without
+/// another copy (a batch as its messages), acknowledging every `WINDOW / 4`.
 ///
 /// Idle back-off: after the last activity the thread yields for 200 µs (a reply that
 /// arrives microseconds later is taken at once); with sends outstanding it keeps
@@ -224,14 +244,7 @@ fn comm_thread(
     }
     let (rank, size) = (world.rank() as usize, world.size() as usize);
     let _ = ready.send(Ok((rank, size)));
-    let mut engine = Engine {
-        comm,
-        inbox,
-        requests: Vec::new(),
-        buffers: Vec::new(),
-        indices: Vec::new(),
-        done: Vec::new(),
-    };
+    let mut engine = Engine::new(comm, inbox, size);
     match engine.run(commands) {
         // Dropping the universe calls MPI_Finalize.
         Ok(()) => drop(universe),
@@ -243,19 +256,62 @@ fn comm_thread(
     }
 }
 
+/// One peer's outgoing stream.
+#[derive(Default)]
+struct Peer {
+    /// Messages not yet handed to MPI, and their bytes.
+    pending: std::collections::VecDeque<Vec<u8>>,
+    /// Data messages (single or batch) sent and not yet acknowledged by the peer.
+    unacked: u64,
+    /// `MPI_Isend`s to this peer not yet complete.
+    isends: usize,
+    /// Data messages received from this peer and not yet acknowledged to it.
+    to_ack: u64,
+}
+
+/// An outstanding send: the request, the buffer it reads, and its peer (`None` for an
+/// acknowledgement, which takes no send slot).
+struct Outstanding {
+    /// Kept alive (and in place) until the send completes.
+    _buffer: Vec<u8>,
+    peer: Option<usize>,
+}
+
 /// The communication thread's state.
+///
+/// Per peer, at most [`WINDOW`] data messages are in flight (sent, not acknowledged)
+/// and [`MAX_ISENDS`] sends in progress, so the outstanding requests the thread tests
+/// are bounded by the number of ranks, never by the traffic: a turn costs the same with
+/// one message queued or a million. Messages queued for a peer beyond that wait in its
+/// `pending` queue and leave coalesced ([`TAG_BATCH`]) when a slot frees.
 struct Engine<'a> {
     comm: ffi::MPI_Comm,
     inbox: &'a Inbox,
-    /// Outstanding sends, and the buffers they read (same index).
+    peers: Vec<Peer>,
+    /// Outstanding sends: requests and what they read (same index).
     requests: Vec<ffi::MPI_Request>,
-    buffers: Vec<Vec<u8>>,
+    outstanding: Vec<Outstanding>,
     /// Scratch for `MPI_Testsome`.
     indices: Vec<c_int>,
     done: Vec<bool>,
+    /// Peers with pending messages (each at most once).
+    ready: Vec<usize>,
 }
 
-impl Engine<'_> {
+impl<'a> Engine<'a> {
+    fn new(comm: ffi::MPI_Comm, inbox: &'a Inbox, size: usize) -> Engine<'a> {
+        Engine {
+            comm,
+            inbox,
+            peers: (0..size).map(|_| Peer::default()).collect(),
+            requests: Vec::new(),
+            outstanding: Vec::new(),
+            indices: Vec::new(),
+            done: Vec::new(),
+            ready: Vec::new(),
+        }
+    }
+
     fn run(&mut self, commands: &Receiver<Command>) -> Result<(), TransportError> {
         let mut stopping = false;
         // When the thread last moved something, if it has been idle since.
@@ -277,7 +333,8 @@ impl Engine<'_> {
             }
             moved |= self.progress_sends()?;
             moved |= self.receive()?;
-            if stopping && self.requests.is_empty() {
+            moved |= self.start_sends(stopping)?;
+            if stopping && self.requests.is_empty() && self.ready.is_empty() {
                 return Ok(());
             }
             if moved {
@@ -285,9 +342,10 @@ impl Engine<'_> {
                 continue;
             }
             // A large send progresses only while this thread calls MPI (rendezvous
-            // protocol: the data follows the receiver's answer), so with sends
-            // outstanding the thread yields instead of sleeping.
-            if !self.requests.is_empty() {
+            // protocol: the data follows the receiver's answer), and a full window
+            // opens with the peer's acknowledgement: with either outstanding the thread
+            // yields (spins) instead of sleeping.
+            if !self.requests.is_empty() || !self.ready.is_empty() {
                 std::thread::yield_now();
                 continue;
             }
@@ -303,7 +361,14 @@ impl Engine<'_> {
 
     fn command(&mut self, c: Command, stopping: &mut bool) -> Result<(), TransportError> {
         match c {
-            Command::Send(to, msg) => self.isend(to, msg),
+            Command::Send(to, msg) => {
+                let p = &mut self.peers[to];
+                if p.pending.is_empty() {
+                    self.ready.push(to);
+                }
+                p.pending.push_back(msg);
+                Ok(())
+            }
             Command::Shutdown => {
                 *stopping = true;
                 Ok(())
@@ -316,11 +381,84 @@ impl Engine<'_> {
         }
     }
 
-    fn isend(&mut self, to: usize, msg: Vec<u8>) -> Result<(), TransportError> {
+    /// Starts sends for the peers with pending messages, within their windows (when
+    /// `stopping`, the last messages leave without waiting for the window: the peers
+    /// may be finishing). True if any started.
+    fn start_sends(&mut self, stopping: bool) -> Result<bool, TransportError> {
+        let mut started = false;
+        let mut i = 0;
+        while i < self.ready.len() {
+            let to = self.ready[i];
+            while {
+                let p = &self.peers[to];
+                !p.pending.is_empty() && p.isends < MAX_ISENDS && (p.unacked < WINDOW || stopping)
+            } {
+                let buf = self.next_batch(to);
+                let tag = if buf.1 { TAG_BATCH } else { TAG_ONE };
+                self.isend(to, buf.0, tag, Some(to))?;
+                let p = &mut self.peers[to];
+                p.isends += 1;
+                p.unacked += 1;
+                started = true;
+            }
+            if self.peers[to].pending.is_empty() {
+                self.ready.swap_remove(i);
+            } else {
+                i += 1;
+            }
+        }
+        Ok(started)
+    }
+
+    /// The next message for `to`: its first pending message alone (no copy) if it is
+    /// large or the only one, else as many pending messages as fit a batch (`true`).
+    fn next_batch(&mut self, to: usize) -> (Vec<u8>, bool) {
+        let p = &mut self.peers[to];
+        let first = p.pending.pop_front().expect("a pending message");
+        let next_fits = p
+            .pending
+            .front()
+            .is_some_and(|m| first.len() + m.len() + 8 <= BATCH_BYTES);
+        if !next_fits {
+            return (first, false);
+        }
+        let mut batch = Vec::with_capacity(
+            BATCH_BYTES.min(
+                p.pending
+                    .iter()
+                    .take(256)
+                    .map(|m| m.len() + 4)
+                    .sum::<usize>()
+                    + first.len()
+                    + 4,
+            ),
+        );
+        let put = |batch: &mut Vec<u8>, m: &[u8]| {
+            batch.extend_from_slice(&(m.len() as u32).to_le_bytes());
+            batch.extend_from_slice(m);
+        };
+        put(&mut batch, &first);
+        while let Some(m) = p.pending.front() {
+            if batch.len() + m.len() + 4 > BATCH_BYTES {
+                break;
+            }
+            let m = p.pending.pop_front().expect("checked");
+            put(&mut batch, &m);
+        }
+        (batch, true)
+    }
+
+    fn isend(
+        &mut self,
+        to: usize,
+        msg: Vec<u8>,
+        tag: c_int,
+        peer: Option<usize>,
+    ) -> Result<(), TransportError> {
         // SAFETY: reading an initialised constant of the MPI library.
         let mut req = unsafe { ffi::RSMPI_REQUEST_NULL };
         // SAFETY: the message's heap buffer stays alive and in place (the Vec moves into
-        // `buffers`, its allocation does not) until MPI_Testsome reports the request
+        // `outstanding`, its allocation does not) until MPI_Testsome reports the request
         // complete; its length fits an int (checked by `send`); `to` is a valid rank.
         let rc = unsafe {
             ffi::MPI_Isend(
@@ -328,18 +466,19 @@ impl Engine<'_> {
                 msg.len() as c_int,
                 ffi::RSMPI_UINT8_T,
                 to as c_int,
-                TAG,
+                tag,
                 self.comm,
                 &mut req,
             )
         };
         check(rc, "MPI_Isend")?;
         self.requests.push(req);
-        self.buffers.push(msg);
+        self.outstanding.push(Outstanding { _buffer: msg, peer });
         Ok(())
     }
 
-    /// Frees the buffers of completed sends; true if any completed.
+    /// Frees the buffers of completed sends; true if any completed. The requests
+    /// tested are bounded by the ranks (see the type's doc).
     fn progress_sends(&mut self) -> Result<bool, TransportError> {
         let n = self.requests.len();
         if n == 0 {
@@ -371,6 +510,13 @@ impl Engine<'_> {
                 *d = true;
             }
         }
+        for (i, o) in self.outstanding.iter().enumerate() {
+            if self.done[i] {
+                if let Some(p) = o.peer {
+                    self.peers[p].isends -= 1;
+                }
+            }
+        }
         // `retain` visits elements in order: both lists drop the same indices.
         let done = &self.done;
         let mut i = 0;
@@ -379,16 +525,18 @@ impl Engine<'_> {
             !done[i - 1]
         });
         let mut i = 0;
-        self.buffers.retain(|_| {
+        self.outstanding.retain(|_| {
             i += 1;
             !done[i - 1]
         });
         Ok(true)
     }
 
-    /// Delivers arrived messages to the inbox; true if there were any.
+    /// Delivers arrived messages to the inbox (a batch as its messages, in order),
+    /// takes acknowledgements, and acknowledges what arrived; true if anything came.
     fn receive(&mut self) -> Result<bool, TransportError> {
-        for got in 0..RECV_BATCH {
+        let mut got = 0;
+        while got < RECV_BATCH {
             let mut flag: c_int = 0;
             // SAFETY: reading an initialised constant of the MPI library.
             let mut message = unsafe { ffi::RSMPI_MESSAGE_NULL };
@@ -398,7 +546,7 @@ impl Engine<'_> {
             let rc = unsafe {
                 ffi::MPI_Improbe(
                     ffi::RSMPI_ANY_SOURCE,
-                    TAG,
+                    ffi::RSMPI_ANY_TAG,
                     self.comm,
                     &mut flag,
                     &mut message,
@@ -407,8 +555,9 @@ impl Engine<'_> {
             };
             check(rc, "MPI_Improbe")?;
             if flag == 0 {
-                return Ok(got > 0);
+                break;
             }
+            got += 1;
             let mut count: c_int = 0;
             // SAFETY: `status` was filled by the successful probe.
             let rc = unsafe { ffi::MPI_Get_count(&status, ffi::RSMPI_UINT8_T, &mut count) };
@@ -433,9 +582,43 @@ impl Engine<'_> {
             check(rc, "MPI_Mrecv")?;
             // SAFETY: MPI_Mrecv succeeded and wrote the whole message, `len` bytes.
             unsafe { buf.set_len(len) };
-            self.inbox.deliver(status.MPI_SOURCE as usize, buf);
+            let from = status.MPI_SOURCE as usize;
+            if from >= self.peers.len() {
+                continue;
+            }
+            match status.MPI_TAG {
+                TAG_ACK => {
+                    let n = buf
+                        .get(..8)
+                        .and_then(|b| b.try_into().ok())
+                        .map_or(0, u64::from_le_bytes);
+                    let p = &mut self.peers[from];
+                    p.unacked = p.unacked.saturating_sub(n);
+                    continue;
+                }
+                TAG_BATCH => {
+                    let mut rest = &buf[..];
+                    while rest.len() >= 4 {
+                        let n = u32::from_le_bytes([rest[0], rest[1], rest[2], rest[3]]) as usize;
+                        let Some(m) = rest.get(4..4 + n) else {
+                            return Err(TransportError::Unavailable {
+                                reason: format!("a malformed batch from rank {from}"),
+                            });
+                        };
+                        self.inbox.deliver(from, m.to_vec());
+                        rest = &rest[4 + n..];
+                    }
+                }
+                _ => self.inbox.deliver(from, buf),
+            }
+            let p = &mut self.peers[from];
+            p.to_ack += 1;
+            if p.to_ack >= ACK_EVERY {
+                let n = std::mem::take(&mut p.to_ack);
+                self.isend(from, n.to_le_bytes().to_vec(), TAG_ACK, None)?;
+            }
         }
-        Ok(true)
+        Ok(got > 0)
     }
 }
 

@@ -109,7 +109,7 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "local:N|mpi")]
     pub(crate) distrib: Option<String>,
     /// Distributed runs: records one node may have sent to another and not yet seen
-    /// taken there (default 128); node 0 holds its input back while any node has a
+    /// taken there (default 1024, and 2 MiB of payload); node 0 holds its input back while any node has a
     /// full window, so memory stays bounded however slow one node is.
     #[arg(long, value_name = "N")]
     pub(crate) dist_window: Option<u64>,

@@ -137,10 +137,11 @@ impl Link for TransportLink {
                     }
                 }
             }
-            Msg::Credit { from, n } => {
+            Msg::Credit { from, n, bytes } => {
                 wire::put_u8(&mut out, CREDIT);
                 wire::put_u32(&mut out, from);
                 wire::put_u64(&mut out, n);
+                wire::put_u64(&mut out, bytes);
             }
             Msg::Congested { node, on } => {
                 wire::put_u8(&mut out, CONGESTED);
@@ -223,6 +224,7 @@ fn decode(dec: &mut PeerDecoder, from: u32, mut input: &[u8]) -> Result<Msg, Wir
         CREDIT => Msg::Credit {
             from: wire::get_u32(input)?,
             n: wire::get_u64(input)?,
+            bytes: wire::get_u64(input)?,
         },
         CONGESTED => Msg::Congested {
             node: wire::get_u32(input)?,
