@@ -212,9 +212,23 @@ impl Drop for Socket {
 }
 
 /// The observers of one run: each observer's open target, by observer id.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct Observers {
     sinks: Vec<Option<Arc<Sink>>>,
+    /// A distributed run's node other than 0: reports go to node 0, which writes them
+    /// (one file, one connection per target for the whole run).
+    forward: Option<Arc<dyn Fn(u32, Vec<u8>) + Send + Sync>>,
+    /// Whether each observer (by id) is interactive (for forwarded reports).
+    interactive: Vec<bool>,
+}
+
+impl std::fmt::Debug for Observers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Observers")
+            .field("sinks", &self.sinks)
+            .field("forwarding", &self.forward.is_some())
+            .finish()
+    }
 }
 
 impl Observers {
@@ -234,6 +248,10 @@ impl Observers {
         }
         let n = specs.iter().map(|s| s.oid as usize + 1).max().unwrap_or(0);
         let mut sinks: Vec<Option<Arc<Sink>>> = vec![None; n];
+        let mut interactive = vec![false; n];
+        for s in &specs {
+            interactive[s.oid as usize] = s.interactive;
+        }
         let mut open: Vec<(Target, Option<Arc<Sink>>)> = Vec::new();
         for s in specs {
             let sink = match open.iter().find(|(t, _)| *t == s.target) {
@@ -246,7 +264,37 @@ impl Observers {
             };
             sinks[s.oid as usize] = sink;
         }
-        Observers { sinks }
+        Observers {
+            sinks,
+            forward: None,
+            interactive,
+        }
+    }
+
+    /// The observers of a distributed run's node other than 0: nothing is opened here;
+    /// each report is formatted and handed to `forward` (with the observer id), which
+    /// sends it to node 0 (see [`Observers::write_forwarded`]).
+    pub fn forwarding(net: &Net, forward: Arc<dyn Fn(u32, Vec<u8>) + Send + Sync>) -> Observers {
+        let any = net
+            .nodes
+            .iter()
+            .any(|n| matches!(n.kind, NodeKind::Observe(_)));
+        Observers {
+            sinks: Vec::new(),
+            forward: any.then_some(forward),
+            interactive: Vec::new(),
+        }
+    }
+
+    /// Node 0 of a distributed run: writes a report another node formatted for
+    /// observer `oid` to its target (an interactive observer waits for the answer
+    /// here, on node 0; the record on the other node has gone on).
+    pub fn write_forwarded(&self, oid: u32, doc: &[u8]) {
+        let Some(Some(sink)) = self.sinks.get(oid as usize) else {
+            return;
+        };
+        let interactive = self.interactive.get(oid as usize).copied().unwrap_or(false);
+        write_doc(sink, oid, interactive, doc);
     }
 
     /// Reports `rec` passing observer `spec` (protocol steps 3-5). Never inlined (and
@@ -255,27 +303,38 @@ impl Observers {
     #[cold]
     #[inline(never)]
     pub fn report(&self, spec: &ObserverSpec, rec: &Record) {
+        if let Some(f) = &self.forward {
+            f(spec.oid, format_report(spec, rec));
+            return;
+        }
         let Some(Some(sink)) = self.sinks.get(spec.oid as usize) else {
             return;
         };
+        let doc = format_report(spec, rec);
+        write_doc(sink, spec.oid, spec.interactive, &doc);
+    }
+}
+
+/// Writes one formatted report to `sink` (protocol steps 3-5).
+fn write_doc(sink: &Sink, oid: u32, interactive: bool, doc: &[u8]) {
+    {
         if sink.dead.load(Ordering::Relaxed) {
             return;
         }
-        let doc = format_report(spec, rec);
         let mut conn = match sink.conn.lock() {
             Ok(c) => c,
             Err(e) => e.into_inner(),
         };
         let r = match &mut *conn {
-            Conn::File(f) => f.write_all(&doc).and_then(|()| f.flush()),
-            Conn::Socket(s) if spec.interactive => s.report_and_wait(&doc, spec.oid),
-            Conn::Socket(s) => s.report(&doc).map(|dropped| {
+            Conn::File(f) => f.write_all(doc).and_then(|()| f.flush()),
+            Conn::Socket(s) if interactive => s.report_and_wait(doc, oid),
+            Conn::Socket(s) => s.report(doc).map(|dropped| {
                 if dropped && s.dropped == 1 {
                     warn(&format!(
                         "observer {} ({}): the peer does not take the reports as fast as \
                          they come; reports beyond {} MiB not yet taken are dropped (the \
                          run is not held up)",
-                        spec.oid,
+                        oid,
                         sink.target,
                         SOCKET_BACKLOG >> 20
                     ));
@@ -286,7 +345,7 @@ impl Observers {
             if !sink.dead.swap(true, Ordering::Relaxed) {
                 warn(&format!(
                     "observer {} ({}): {e}; its reports are dropped from now on",
-                    spec.oid, sink.target
+                    oid, sink.target
                 ));
             }
         }

@@ -128,8 +128,9 @@ pub struct Walker<'a> {
     resolved: std::sync::Mutex<Resolved>,
     /// Frames lent to other nodes and proxies of theirs.
     loans: std::sync::Mutex<Loans>,
-    /// The run's observers (spec §13.1); empty for a program without any.
-    observers: crate::observe::Observers,
+    /// The run's observers (spec §13.1), opened when the tree is created (node 0 of
+    /// a distributed run opens the targets; the other nodes forward their reports).
+    observers: std::sync::OnceLock<Arc<crate::observe::Observers>>,
     /// The root of the instance tree, from `create_root` to `finish` (see [`BoxRef`]).
     root: std::sync::OnceLock<Arc<Inst>>,
 }
@@ -154,6 +155,16 @@ pub trait Dist: Send + Sync {
     /// source returns soon (the engine then ends with its error, which the node tells
     /// every other node).
     fn interrupt(&self);
+    /// A node other than 0: sends observer `oid`'s report `doc` to node 0, which
+    /// writes it ([`Dist::attach_observers`]). The default drops it.
+    fn observe(&self, oid: u32, doc: Vec<u8>) {
+        let _ = (oid, doc);
+    }
+    /// Node 0: the run's observers, for the reports other nodes forward. The default
+    /// ignores them.
+    fn attach_observers(&self, observers: Arc<crate::observe::Observers>) {
+        let _ = observers;
+    }
 }
 
 /// The causal context a record carries to another node (inside deterministic
@@ -280,7 +291,7 @@ impl<'a> Walker<'a> {
             root_place: Place::SINGLE,
             resolved: Default::default(),
             loans: Default::default(),
-            observers: crate::observe::Observers::open(net),
+            observers: std::sync::OnceLock::new(),
             root: std::sync::OnceLock::new(),
         })
     }
@@ -694,6 +705,22 @@ impl<'a> Walker<'a> {
     /// Creates the root instance (once per walker); initialisers of its static part are
     /// sent to `sink`. The walker keeps the tree until [`Walker::finish`].
     pub fn create_root<'w>(&'w self, sink: &mut dyn FnMut(Step<'w>)) -> Arc<Inst> {
+        self.observers.get_or_init(|| match &self.dist {
+            Some(d) if self.distributed && self.me != 0 => {
+                let d = d.clone();
+                Arc::new(crate::observe::Observers::forwarding(
+                    self.net,
+                    Arc::new(move |oid, doc| d.observe(oid, doc)),
+                ))
+            }
+            _ => {
+                let o = Arc::new(crate::observe::Observers::open(self.net));
+                if let Some(d) = self.dist.as_ref().filter(|_| self.distributed) {
+                    d.attach_observers(o.clone());
+                }
+                o
+            }
+        });
         let mut inits = Vec::new();
         let root = Inst::create(
             self.net,
@@ -1166,8 +1193,10 @@ impl<'a> Walker<'a> {
                     }
                     InstKind::Identity => pos = Pos::Leave(inst),
                     InstKind::Observe => {
-                        if let NodeKind::Observe(spec) = &self.net.node(inst.node).kind {
-                            self.observers.report(spec, &tok.rec);
+                        if let (NodeKind::Observe(spec), Some(o)) =
+                            (&self.net.node(inst.node).kind, self.observers.get())
+                        {
+                            o.report(spec, &tok.rec);
                         }
                         pos = Pos::Leave(inst);
                     }

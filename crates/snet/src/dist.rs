@@ -101,6 +101,13 @@ pub enum Msg {
         /// Records this node received from others so far.
         received: u64,
     },
+    /// Observer `oid`'s report, formatted on another node, for node 0 to write.
+    Observe {
+        /// The observer.
+        oid: u32,
+        /// The report.
+        doc: Vec<u8>,
+    },
     /// The run has ended everywhere.
     Stop,
     /// The engine became idle (a node's own wake-up).
@@ -281,6 +288,8 @@ pub struct Node {
     pub(crate) gate: Arc<Gate>,
     /// Most hops ever waiting for credit to one node (a `--stats` figure).
     peak_unacked: AtomicU64,
+    /// Node 0: the run's observers (reports of other nodes are written here).
+    observers: std::sync::OnceLock<Arc<snet_core::observe::Observers>>,
 }
 
 impl std::fmt::Debug for Node {
@@ -321,6 +330,7 @@ impl Node {
             congested: Mutex::new(false),
             gate: Arc::default(),
             peak_unacked: AtomicU64::new(0),
+            observers: std::sync::OnceLock::new(),
         })
     }
 
@@ -444,6 +454,15 @@ impl Dist for Node {
                 .unwrap_or_else(|e| e.into_inner())
                 .send(Msg::Wake);
         }
+    }
+
+    fn observe(&self, oid: u32, doc: Vec<u8>) {
+        // Best effort, like every observer write: a failure ends the run elsewhere.
+        let _ = Node::send(self, 0, Msg::Observe { oid, doc });
+    }
+
+    fn attach_observers(&self, observers: Arc<snet_core::observe::Observers>) {
+        let _ = self.observers.set(observers);
     }
 
     fn interrupt(&self) {
@@ -625,6 +644,11 @@ impl NodeSource {
                     self.totals.0 += sent;
                     self.totals.1 += received;
                     self.missing = self.missing.saturating_sub(1);
+                }
+            }
+            Msg::Observe { oid, doc } => {
+                if let Some(o) = self.node.observers.get() {
+                    o.write_forwarded(oid, &doc);
                 }
             }
             Msg::Stop => self.stopped = true,

@@ -21,6 +21,7 @@ const FAULT: u8 = 4;
 const HELLO: u8 = 5;
 const CREDIT: u8 = 6;
 const CONGESTED: u8 = 7;
+const OBSERVE: u8 = 8;
 
 /// A [`Link`] over a byte transport: one encoder per destination, used under its lock
 /// so that what it encodes reaches that peer in order (the wire's stream rule).
@@ -163,6 +164,11 @@ impl Link for TransportLink {
                 wire::put_u64(&mut out, received);
             }
             Msg::Stop => wire::put_u8(&mut out, STOP),
+            Msg::Observe { oid, doc } => {
+                wire::put_u8(&mut out, OBSERVE);
+                wire::put_u32(&mut out, oid);
+                wire::put_bytes(&mut out, &doc);
+            }
             Msg::Fault { node, message } => {
                 wire::put_u8(&mut out, FAULT);
                 wire::put_u32(&mut out, node);
@@ -236,6 +242,10 @@ fn decode(dec: &mut PeerDecoder, from: u32, mut input: &[u8]) -> Result<Msg, Wir
             received: wire::get_u64(input)?,
         },
         STOP => Msg::Stop,
+        OBSERVE => Msg::Observe {
+            oid: wire::get_u32(input)?,
+            doc: wire::get_bytes(input)?.to_vec(),
+        },
         FAULT => Msg::Fault {
             node: wire::get_u32(input)?,
             message: String::from_utf8_lossy(wire::get_bytes(input)?).into_owned(),
