@@ -160,8 +160,11 @@ impl CBoxes {
         let mut built = self.built.clone();
         built.path = copy.clone();
         let boxes = load_library(&built);
-        // Loaded (or failed): the file is not needed any more.
+        // Loaded (or failed): the file is not needed any more, nor the directory once
+        // it is empty (the last node's copy removes it; a failing removal means
+        // another node's copy is still there).
         let _ = std::fs::remove_file(&copy);
+        let _ = std::fs::remove_dir(&dir);
         let boxes = boxes?;
         boxes.set_node_location(node)?;
         Ok(boxes)

@@ -108,6 +108,14 @@ pub enum Msg {
         /// The report.
         doc: Vec<u8>,
     },
+    /// A node's figures at the end of its run, for node 0's `--stats` totals (the
+    /// counters [`stats_values`] lists, in its order).
+    Stats {
+        /// The node.
+        node: u32,
+        /// Its counters.
+        values: Vec<u64>,
+    },
     /// The run has ended everywhere.
     Stop,
     /// The engine became idle (a node's own wake-up).
@@ -422,6 +430,20 @@ impl Dist for Node {
     fn send(&self, to: u32, a: Arrival) -> Result<(), RunError> {
         // Counted before it can arrive (the termination waves compare the totals).
         self.sent.fetch_add(1, Ordering::SeqCst);
+        // A pointer has no meaning on another node: refused on every transport alike
+        // (in one process it would work under `local:N` and fail under MPI).
+        if let snet_core::walk::ArrivalKind::Record(r) = &a.what {
+            if let Some((l, _)) = r.fields().iter().find(|(_, v)| {
+                v.as_ref()
+                    .is_some_and(|v| v.ctype() == snet_core::CType::Pointer)
+            }) {
+                return Err(RunError::new(
+                    format!("node {}", self.me),
+                    Some(r.describe()),
+                    format!("field {l} holds a pointer value, which cannot move to another node (node {to})"),
+                ));
+            }
+        }
         let size = hop_bytes(&a);
         let (waiting, bytes) = match (
             self.unacked.get(to as usize),
@@ -496,6 +518,8 @@ pub struct NodeSource {
     previous: Option<(u64, u64)>,
     /// Node 0: the fingerprint the other nodes' must equal (`None`: not checked).
     pub(crate) fingerprint: Option<u64>,
+    /// Node 0: the other nodes' figures, as they arrive after the run ([`Msg::Stats`]).
+    gathered: Vec<Option<snet_core::RunStats>>,
 }
 
 impl std::fmt::Debug for NodeSource {
@@ -510,6 +534,7 @@ impl std::fmt::Debug for NodeSource {
 impl NodeSource {
     /// The source of `node`, reading its `inbox`.
     pub fn new(node: Arc<Node>, inbox: Receiver<Msg>) -> NodeSource {
+        let n = node.nodes as usize;
         let input_done = node.me != 0;
         NodeSource {
             owed: vec![(0, 0); node.nodes as usize],
@@ -525,6 +550,7 @@ impl NodeSource {
             totals: (0, 0),
             previous: None,
             fingerprint: None,
+            gathered: vec![None; n],
         }
     }
 
@@ -651,6 +677,11 @@ impl NodeSource {
                     o.write_forwarded(oid, &doc);
                 }
             }
+            Msg::Stats { node, values } => {
+                if let Some(slot) = self.gathered.get_mut(node as usize) {
+                    *slot = Some(stats_from_values(&values));
+                }
+            }
             Msg::Stop => self.stopped = true,
             Msg::Hello { node, fingerprint } => {
                 if self.fingerprint.is_some_and(|f| f != fingerprint) {
@@ -746,6 +777,73 @@ impl RecordSource for NodeSource {
     }
 }
 
+/// The counters of `st` that a node sends node 0 at the end of its run.
+pub fn stats_values(st: &snet_core::RunStats) -> Vec<u64> {
+    vec![
+        st.records_in,
+        st.records_out,
+        st.box_calls,
+        st.records_created,
+        st.records_consumed,
+        st.records_stored,
+        st.sync_merges,
+        st.discarded_in_sync,
+        st.entities_created,
+        st.peak_in_flight,
+        st.records_sent,
+        st.records_received,
+        st.bytes_sent,
+        st.bytes_received,
+        st.peak_unacked,
+        st.input_waits,
+    ]
+}
+
+/// The figures [`stats_values`] made.
+pub fn stats_from_values(v: &[u64]) -> snet_core::RunStats {
+    let g = |i: usize| v.get(i).copied().unwrap_or(0);
+    snet_core::RunStats {
+        records_in: g(0),
+        records_out: g(1),
+        box_calls: g(2),
+        records_created: g(3),
+        records_consumed: g(4),
+        records_stored: g(5),
+        sync_merges: g(6),
+        discarded_in_sync: g(7),
+        entities_created: g(8),
+        peak_in_flight: g(9),
+        records_sent: g(10),
+        records_received: g(11),
+        bytes_sent: g(12),
+        bytes_received: g(13),
+        peak_unacked: g(14),
+        input_waits: g(15),
+        ..Default::default()
+    }
+}
+
+impl NodeSource {
+    /// Node 0, after its run: waits (at most `limit`) for every other node's figures
+    /// and returns them, node 1 first (`None` for a node whose figures did not come).
+    pub fn gather_stats(&mut self, limit: std::time::Duration) -> Vec<Option<snet_core::RunStats>> {
+        let end = std::time::Instant::now() + limit;
+        while self.gathered.iter().skip(1).any(Option::is_none) {
+            let left = end.saturating_duration_since(std::time::Instant::now());
+            match self.inbox.recv_timeout(left) {
+                Ok(Msg::Stats { node, values }) => {
+                    if let Some(slot) = self.gathered.get_mut(node as usize) {
+                        *slot = Some(stats_from_values(&values));
+                    }
+                }
+                Ok(_) => {}
+                Err(_) => break,
+            }
+        }
+        self.gathered.iter().skip(1).cloned().collect()
+    }
+}
+
 /// Node 0's input reader: reads `src` on a thread of its own and puts its records
 /// into the node's inbox, then [`Msg::InputEnd`] (or the error).
 pub fn spawn_input_reader(
@@ -819,7 +917,17 @@ pub(crate) fn run_engine(
         ))
     });
     match &mut r {
-        Err(err) => node.broadcast_fault(&err.to_string()),
+        Err(err) => {
+            // An error of this node's own names the node (spec §16.6); one told by
+            // another node names that one already.
+            if !err.entity.starts_with("node ") && err.entity != "distributed run" {
+                err.entity = format!("node {}: {}", node.me, err.entity);
+            }
+            // A fault told by another node is not told on again.
+            if !err.message.starts_with("the run failed there") {
+                node.broadcast_fault(&err.to_string());
+            }
+        }
         Ok(st) => {
             st.peak_unacked = node.peak_unacked();
             st.input_waits = node.gate.waits();

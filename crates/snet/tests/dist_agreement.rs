@@ -140,6 +140,8 @@ fn examples_with_random_placements_agree_with_one_process() {
                         Err(e) if e.to_string().contains("not yet placeable") => refused = true,
                         // A `!@` of the example itself with more replicas than nodes.
                         Err(e) if e.to_string().contains("names no node") => refused = true,
+                        // A pointer cannot cross nodes, on every transport alike.
+                        Err(e) if e.to_string().contains("holds a pointer value") => refused = true,
                         Err(e) => {
                             failures.push(format!("{name} ({engine:?}, placement {rep}): {e}"))
                         }
@@ -182,7 +184,7 @@ fn examples_with_random_placements_agree_with_one_process() {
             }
         }
     }
-    eprintln!("{runs} distributed runs ({skipped} refused: initialisers placed in deterministic combinators), {hops} records moved between nodes");
+    eprintln!("{runs} distributed runs ({skipped} refused: initialisers placed in deterministic combinators, pointers across nodes), {hops} records moved between nodes");
     assert!(runs - skipped >= 100, "only {} runs", runs - skipped);
     assert!(hops > 0, "no placement moved a record");
     assert!(failures.is_empty(), "{}", failures.join("\n"));

@@ -760,12 +760,31 @@ fn run_mpi_node(
         fingerprint(args, c_boxes),
         flow_config(args),
     );
-    match &r {
-        Ok(st) => {
-            if args.stats {
-                eprintln!("{}", node_line(rank as usize, st));
-            }
+    match r {
+        Ok((st, others)) => {
             let _ = t.finish();
+            // Node 0 prints every node's line and the totals (as `local:N` does).
+            if rank != 0 {
+                return Ok(st);
+            }
+            let mut all = vec![Ok(st)];
+            for (k, o) in others.into_iter().enumerate() {
+                match o {
+                    Some(st) => all.push(Ok(st)),
+                    None => eprintln!(
+                        "warning: node {}'s figures did not reach node 0; the totals lack them",
+                        k + 1
+                    ),
+                }
+            }
+            if args.stats {
+                for (i, r) in all.iter().enumerate() {
+                    if let Ok(st) = r {
+                        eprintln!("{}", node_line(i, st));
+                    }
+                }
+            }
+            merge_results(all)
         }
         Err(e) => {
             // Every rank ends at once (spec §16.6): the others are told, then MPI
@@ -777,9 +796,9 @@ fn run_mpi_node(
                 eprintln!("error: node {rank}: {msg}");
             }
             t.abort(1);
+            Err(e)
         }
     }
-    r
 }
 
 fn parse_distrib(s: &str) -> Result<Distrib, String> {

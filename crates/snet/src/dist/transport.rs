@@ -3,7 +3,7 @@
 //! encoded in the wire format of `snet_dist::wire` (labels announced per peer, values
 //! bit for bit).
 
-use super::{Link, Msg, Node, NodeResult, NodeSource};
+use super::{Link, Msg, Node, NodeSource};
 use snet_core::walk::{Arrival, ArrivalKind, RemoteCtx};
 use snet_core::{PathStep, RecordSource, RunError};
 use snet_dist::transport::Transport;
@@ -22,6 +22,7 @@ const HELLO: u8 = 5;
 const CREDIT: u8 = 6;
 const CONGESTED: u8 = 7;
 const OBSERVE: u8 = 8;
+const STATS: u8 = 9;
 
 /// A [`Link`] over a byte transport: one encoder per destination, used under its lock
 /// so that what it encodes reaches that peer in order (the wire's stream rule).
@@ -164,6 +165,14 @@ impl Link for TransportLink {
                 wire::put_u64(&mut out, received);
             }
             Msg::Stop => wire::put_u8(&mut out, STOP),
+            Msg::Stats { node, values } => {
+                wire::put_u8(&mut out, STATS);
+                wire::put_u32(&mut out, node);
+                wire::put_var(&mut out, values.len() as u64);
+                for v in values {
+                    wire::put_u64(&mut out, v);
+                }
+            }
             Msg::Observe { oid, doc } => {
                 wire::put_u8(&mut out, OBSERVE);
                 wire::put_u32(&mut out, oid);
@@ -242,6 +251,15 @@ fn decode(dec: &mut PeerDecoder, from: u32, mut input: &[u8]) -> Result<Msg, Wir
             received: wire::get_u64(input)?,
         },
         STOP => Msg::Stop,
+        STATS => {
+            let node = wire::get_u32(input)?;
+            let n = wire::get_var(input)?.min(64);
+            let mut values = Vec::with_capacity(n as usize);
+            for _ in 0..n {
+                values.push(wire::get_u64(input)?);
+            }
+            Msg::Stats { node, values }
+        }
         OBSERVE => Msg::Observe {
             oid: wire::get_u32(input)?,
             doc: wire::get_bytes(input)?.to_vec(),
@@ -308,6 +326,7 @@ fn spawn_receiver(
 /// Runs this process's node of a distributed run over transport `t` (rank = node).
 /// Node 0 reads `input` and writes `output`; the others get `None` for both. Nodes
 /// whose `fingerprint` (of program and box code) differs from node 0's refuse to run.
+/// Returns this node's figures and, on node 0, every other node's (node 1 first).
 #[allow(clippy::too_many_arguments)]
 pub fn run_node(
     t: Arc<dyn Transport>,
@@ -319,7 +338,7 @@ pub fn run_node(
     workers: usize,
     fingerprint: u64,
     flow: super::FlowConfig,
-) -> NodeResult {
+) -> Result<(snet_core::RunStats, Vec<Option<snet_core::RunStats>>), RunError> {
     let me = t.rank() as u32;
     let nodes = t.size() as u32;
     let (tx, rx) = std::sync::mpsc::channel();
@@ -362,9 +381,17 @@ pub fn run_node(
         }
     }
     let mut r = super::run_engine(&mut src, engine, net, boxes, output, workers);
+    let mut others = Vec::new();
     if let Ok(st) = &mut r {
         st.bytes_sent = bytes_sent.load(Ordering::Relaxed);
         st.bytes_received = bytes_received.load(Ordering::Relaxed);
+        // Every node's figures end on node 0 (`--stats` totals on every transport).
+        if me == 0 {
+            others = src.gather_stats(std::time::Duration::from_secs(5));
+        } else {
+            let values = super::stats_values(st);
+            node.send(0, Msg::Stats { node: me, values })?;
+        }
     }
-    r
+    r.map(|st| (st, others))
 }
