@@ -232,6 +232,17 @@ impl Arrival {
     }
 }
 
+/// Where a record leaving `inst` goes when `inst` is an operand of a serial
+/// composition: into the right operand, or out of the composition (`None` otherwise).
+fn serial_step(inst: &Arc<Inst>) -> Option<Pos> {
+    let parent = inst.parent()?;
+    match (&parent.kind, inst.slot) {
+        (InstKind::Serial(_, b), Slot::Left) => Some(Pos::Enter(b.clone())),
+        (InstKind::Serial(..), Slot::Right) => Some(Pos::Leave(parent)),
+        _ => None,
+    }
+}
+
 /// Instances named by records that arrived from other nodes, by path (see
 /// [`Walker::arrival`]), swept of ended instances as it grows.
 #[derive(Debug, Default)]
@@ -1182,6 +1193,15 @@ impl<'a> Walker<'a> {
                     Pos::Leave(inst) => inst.up_home,
                 };
                 if to != self.me {
+                    // A serial composition holds no state: a record leaving one of its
+                    // operands steps through it here and goes straight to the node of
+                    // what comes next (`(a @ 1) .. (b @ 2)`: 1 → 2, not 1 → 0 → 2).
+                    if let Pos::Leave(inst) = &pos {
+                        if let Some(next) = serial_step(inst) {
+                            pos = next;
+                            continue;
+                        }
+                    }
                     return self.hop(to, pos, tok);
                 }
             }

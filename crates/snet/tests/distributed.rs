@@ -424,3 +424,21 @@ fn placed_loops_finish_under_the_smallest_flow_control_window() {
     }
     assert!(waits > 0, "the input never waited for a full window");
 }
+
+/// A record leaving a placed operand of `..` goes straight to the node of the next one
+/// (`(inc @ 1) .. (filter @ 2)`: 0 → 1 → 2 → 0), not back through node 0 each time.
+#[test]
+fn a_serial_chain_across_nodes_routes_node_to_node() {
+    let p = program("route", "(inc @ 1) .. ([{<a>} -> {<a>}] @ 2)");
+    let inp: Vec<Record> = (0..50).map(|i| Record::new().with_tag("a", i)).collect();
+    for engine in ENGINES {
+        let (out, stats) = run_dist(&p, engine, 3, inp.clone());
+        assert_eq!(out.len(), 50, "{engine:?}");
+        let hops: Vec<(u64, u64)> = stats
+            .iter()
+            .map(|s| (s.records_sent, s.records_received))
+            .collect();
+        // Node 0 sends each record once (to 1) and receives it once (from 2).
+        assert_eq!(hops, vec![(50, 50), (50, 50), (50, 50)], "{engine:?}");
+    }
+}
