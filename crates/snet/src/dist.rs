@@ -519,7 +519,7 @@ pub struct NodeSource {
     /// Node 0: the fingerprint the other nodes' must equal (`None`: not checked).
     pub(crate) fingerprint: Option<u64>,
     /// Node 0: the other nodes' figures, as they arrive after the run ([`Msg::Stats`]).
-    gathered: Vec<Option<snet_core::RunStats>>,
+    gathered: Vec<Option<Vec<u64>>>,
 }
 
 impl std::fmt::Debug for NodeSource {
@@ -679,7 +679,7 @@ impl NodeSource {
             }
             Msg::Stats { node, values } => {
                 if let Some(slot) = self.gathered.get_mut(node as usize) {
-                    *slot = Some(stats_from_values(&values));
+                    *slot = Some(values);
                 }
             }
             Msg::Stop => self.stopped = true,
@@ -777,6 +777,9 @@ impl RecordSource for NodeSource {
     }
 }
 
+/// How many numbers [`stats_values`] gives.
+pub const STATS_VALUES: usize = 16;
+
 /// The counters of `st` that a node sends node 0 at the end of its run.
 pub fn stats_values(st: &snet_core::RunStats) -> Vec<u64> {
     vec![
@@ -825,15 +828,16 @@ pub fn stats_from_values(v: &[u64]) -> snet_core::RunStats {
 
 impl NodeSource {
     /// Node 0, after its run: waits (at most `limit`) for every other node's figures
-    /// and returns them, node 1 first (`None` for a node whose figures did not come).
-    pub fn gather_stats(&mut self, limit: std::time::Duration) -> Vec<Option<snet_core::RunStats>> {
+    /// (the [`stats_values`] and what follows them) and returns them, node 1 first
+    /// (`None` for a node whose figures did not come).
+    pub fn gather_stats(&mut self, limit: std::time::Duration) -> Vec<Option<Vec<u64>>> {
         let end = std::time::Instant::now() + limit;
         while self.gathered.iter().skip(1).any(Option::is_none) {
             let left = end.saturating_duration_since(std::time::Instant::now());
             match self.inbox.recv_timeout(left) {
                 Ok(Msg::Stats { node, values }) => {
                     if let Some(slot) = self.gathered.get_mut(node as usize) {
-                        *slot = Some(stats_from_values(&values));
+                        *slot = Some(values);
                     }
                 }
                 Ok(_) => {}

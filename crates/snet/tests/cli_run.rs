@@ -869,3 +869,75 @@ fn tcp_options_conflicting_with_files_are_usage_errors() {
         text(&out.stderr)
     );
 }
+
+/// `--distrib local:N`: `--profile` gathers every node's boxes, `--stats` prints a line
+/// per node and the totals with an ok balance, the trace is one file per node, and a
+/// file observer has the reports of every node (issue 32).
+#[test]
+fn a_distributed_run_reports_every_node_in_one_profile_stats_trace_and_observer_file() {
+    let dir = std::env::temp_dir().join(format!("snet-cli-dist-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let obs = dir.join("obs.log");
+    let prog = tmp(
+        "dist3.snet",
+        &format!(
+            "<metadata><box name=\"add1\"><observer /><observer_type value=\"after\"/><observer_file value=\"{0}\"/></box>\
+             <box name=\"add2\"><observer /><observer_type value=\"after\"/><observer_file value=\"{0}\"/></box>\
+             <boxdefault><interface value=\"C4SNet\"/></boxdefault></metadata>\n\
+             net dist3 {{ box add1((<n>) -> (<n>)); box add2((<n>) -> (<n>)); }} connect (add1 @ 1) .. (add2 @ 2);\n",
+            obs.display()
+        ),
+    );
+    let c = tmp(
+        "dist3.c",
+        "#include \"C4SNet.h\"\nvoid *add1(void *hnd, int n) { C4SNetOut(hnd, 1, n + 1); return hnd; }\n\
+         void *add2(void *hnd, int n) { C4SNetOut(hnd, 1, n + 2); return hnd; }\n",
+    );
+    let input = tmp(
+        "dist3.xml",
+        &format!(
+            "{}<record type=\"terminate\" />\n",
+            (0..200).map(rec).collect::<String>()
+        ),
+    );
+    let profile = dir.join("p.json");
+    let trace = dir.join("t.json");
+    let out = run_c(
+        &prog,
+        &c,
+        &input,
+        &[
+            "--distrib",
+            "local:3",
+            "--stats",
+            "--profile",
+            profile.to_str().unwrap(),
+            "--trace",
+            trace.to_str().unwrap(),
+            "-o",
+            "/dev/null",
+        ],
+    );
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    for node in 0..3 {
+        assert!(err.contains(&format!("node {node}: box calls")), "{err}");
+    }
+    assert!(err.contains("box calls         400"), "totals: {err}");
+    assert!(err.contains("(ok)"), "balance: {err}");
+    let p: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&profile).unwrap()).unwrap();
+    let calls: Vec<u64> = p["boxes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["calls"].as_u64().unwrap())
+        .collect();
+    assert_eq!(calls, vec![200, 200], "{p}");
+    assert_eq!(p["records_out"].as_u64(), Some(200));
+    for t in ["t.json", "t.node1.json", "t.node2.json"] {
+        assert!(dir.join(t).exists(), "no trace {t}");
+    }
+    let reports = std::fs::read_to_string(&obs).unwrap();
+    assert_eq!(reports.matches("<observer ").count(), 400, "{reports}");
+}

@@ -111,6 +111,53 @@ impl Profile {
         (p, wrapped)
     }
 
+    /// `table` (one node's boxes of a distributed run in this process) with every box
+    /// of `net` counted in this profile's counters: the figures of every node add up.
+    pub(crate) fn wrap_shared(&self, net: &snet_core::Net, table: &BoxTable) -> BoxTable {
+        let mut wrapped = BoxTable::new();
+        for sig in &net.boxes {
+            let Some(f) = table.get(&sig.name) else {
+                continue;
+            };
+            let Some((_, counters, _)) = self.boxes.iter().find(|(n, _, _)| *n == sig.name) else {
+                wrapped.insert(sig.name.clone(), f.clone());
+                continue;
+            };
+            wrapped.insert(
+                sig.name.clone(),
+                Arc::new(Timed {
+                    inner: f.clone(),
+                    counters: counters.clone(),
+                }),
+            );
+        }
+        wrapped
+    }
+
+    /// The per-box counters as numbers (calls, busy ns, records out per box, in
+    /// declaration order): what a node of an MPI run sends node 0.
+    pub(crate) fn box_values(&self) -> Vec<u64> {
+        self.boxes
+            .iter()
+            .flat_map(|(_, c, _)| {
+                [
+                    c.calls.load(Ordering::Relaxed),
+                    c.busy_ns.load(Ordering::Relaxed),
+                    c.records_out.load(Ordering::Relaxed),
+                ]
+            })
+            .collect()
+    }
+
+    /// Adds another node's [`Profile::box_values`].
+    pub(crate) fn add_box_values(&self, v: &[u64]) {
+        for ((_, c, _), x) in self.boxes.iter().zip(v.chunks_exact(3)) {
+            c.calls.fetch_add(x[0], Ordering::Relaxed);
+            c.busy_ns.fetch_add(x[1], Ordering::Relaxed);
+            c.records_out.fetch_add(x[2], Ordering::Relaxed);
+        }
+    }
+
     /// The JSON document of the figures so far.
     pub(crate) fn to_json(&self, engine: &str, workers: usize) -> String {
         let boxes: Vec<serde_json::Value> = self

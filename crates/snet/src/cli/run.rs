@@ -187,7 +187,7 @@ pub(crate) fn run(mut args: RunArgs) -> ExitCode {
     #[cfg(feature = "mpi")]
     if let Some(t) = mpi.as_ref().filter(|t| t.rank() != 0) {
         let engine = make_engine(t.rank() as u32);
-        return match run_mpi_node(t, c_boxes.as_ref(), &prog, &args, &*engine, None) {
+        return match run_mpi_node(t, c_boxes.as_ref(), &mut prog, &args, &*engine, None) {
             Ok(_) => ExitCode::SUCCESS,
             Err(_) => ExitCode::from(1),
         };
@@ -227,7 +227,7 @@ pub(crate) fn run(mut args: RunArgs) -> ExitCode {
             let code = run_mpi_node(
                 t,
                 c_boxes.as_ref(),
-                &prog,
+                &mut prog,
                 &args,
                 &*make_engine(0),
                 Some((input, &mut io.sink)),
@@ -240,24 +240,47 @@ pub(crate) fn run(mut args: RunArgs) -> ExitCode {
         Some(Distrib::Local(n)) => {
             // One copy of the box table per node: node k's C boxes see
             // `node_location == k` (spec §12.1).
-            let tables = match node_tables(&prog, c_boxes.as_ref(), n) {
+            // The figures of every node add up in one profile.
+            let figures = Figures::start(&mut prog, &args);
+            let mut tables = match node_tables(&prog, c_boxes.as_ref(), n) {
                 Ok(t) => t,
                 Err(e) => return fail(e),
             };
-            let input: Box<dyn RecordSource> = Box::new(Counting {
+            if let Some(p) = &figures.profile {
+                for t in &mut tables {
+                    *t = p.wrap_shared(prog.net(), t);
+                }
+            }
+            let mut input: Box<dyn RecordSource> = Box::new(Counting {
                 inner: std::mem::replace(&mut io.source, Input::Closed),
                 seen: discarded_seen.clone(),
             });
+            let mut sink: &mut dyn RecordSink = &mut io.sink;
+            let mut counted_sink;
+            if let Some(p) = &figures.profile {
+                input = Box::new(CountedBox {
+                    inner: input,
+                    n: p.records_in.clone(),
+                });
+                counted_sink = Counted {
+                    inner: sink,
+                    n: p.records_out.clone(),
+                };
+                sink = &mut counted_sink;
+            }
             let results = snet::dist::run_local(
                 prog.net(),
                 &tables,
                 &|node| make_engine(node),
                 n,
                 input,
-                &mut io.sink,
+                sink,
                 workers(&args),
                 flow_config(&args),
             );
+            if let Err(e) = figures.finish(&args, make_engine(0).name(), workers(&args)) {
+                eprintln!("warning: {e}");
+            }
             if args.stats {
                 for (i, r) in results.iter().enumerate() {
                     if let Ok(st) = r {
@@ -351,7 +374,7 @@ fn check_outputs_writable(args: &RunArgs, engine_kind: EngineKind) -> Result<(),
             )));
         }
     }
-    if let Some(p) = args.profile.as_ref().filter(|_| args.distrib.is_none()) {
+    if let Some(p) = &args.profile {
         if let Err(e) = File::create(p) {
             return Err(fail(format!(
                 "cannot create the profile {}: {e}",
@@ -576,8 +599,8 @@ fn warn_ignored_options(args: &RunArgs, engine: &dyn Engine, distributed: bool) 
             "warning: --dist-window applies to distributed runs (--distrib) only and is ignored"
         );
     }
-    if distributed && (args.profile.is_some() || args.progress) {
-        eprintln!("warning: --profile and --progress are not available in distributed runs yet (--stats gives per-node figures)");
+    if args.progress && args.distrib.as_deref() == Some("mpi") {
+        eprintln!("note: --progress under MPI shows the whole run's input and output and node 0's boxes (--profile gathers every node's boxes at the end)");
     }
 }
 
@@ -737,18 +760,44 @@ fn start_mpi(
 fn run_mpi_node(
     t: &Arc<snet_dist::transport::MpiTransport>,
     c_boxes: Option<&snet_c4snet::CBoxes>,
-    prog: &Program,
+    prog: &mut Program,
     args: &RunArgs,
     engine: &dyn Engine,
     io: Option<(Box<dyn RecordSource>, &mut dyn RecordSink)>,
 ) -> Result<snet::RunStats, RunError> {
-    use snet_dist::transport::Transport;
     let rank = t.rank() as u32;
+    // Every node counts its boxes for `--profile` (node 0 adds the others' at the
+    // end); the progress line is node 0's.
+    let figures = Figures::start_with(prog, args.profile.is_some(), args.progress && rank == 0);
     let transport: Arc<dyn Transport> = t.clone();
     let (input, output) = match io {
         Some((i, o)) => (Some(i), Some(o)),
         None => (None, None),
     };
+    let input = match (&figures.profile, input) {
+        (Some(p), Some(i)) => Some(Box::new(CountedBox {
+            inner: i,
+            n: p.records_in.clone(),
+        }) as Box<dyn RecordSource>),
+        (_, i) => i,
+    };
+    let mut counted_sink;
+    let output: Option<&mut dyn RecordSink> = match output {
+        Some(o) => {
+            counted_sink = Counted {
+                inner: o,
+                n: figures
+                    .profile
+                    .as_ref()
+                    .map(|p| p.records_out.clone())
+                    .unwrap_or_default(),
+            };
+            Some(&mut counted_sink)
+        }
+        None => None,
+    };
+    let profile = figures.profile.clone();
+    let extra = move || profile.as_ref().map(|p| p.box_values()).unwrap_or_default();
     let r = snet::dist::transport::run_node(
         transport,
         prog.net(),
@@ -759,23 +808,34 @@ fn run_mpi_node(
         workers(args),
         fingerprint(args, c_boxes),
         flow_config(args),
+        &extra,
     );
     match r {
         Ok((st, others)) => {
             let _ = t.finish();
-            // Node 0 prints every node's line and the totals (as `local:N` does).
+            // Node 0 prints every node's line and the totals (as `local:N` does), and
+            // writes the profile of every node's boxes.
             if rank != 0 {
                 return Ok(st);
             }
             let mut all = vec![Ok(st)];
             for (k, o) in others.into_iter().enumerate() {
                 match o {
-                    Some(st) => all.push(Ok(st)),
+                    Some(v) => {
+                        let n = snet::dist::STATS_VALUES.min(v.len());
+                        if let Some(p) = &figures.profile {
+                            p.add_box_values(&v[n..]);
+                        }
+                        all.push(Ok(snet::dist::stats_from_values(&v[..n])));
+                    }
                     None => eprintln!(
                         "warning: node {}'s figures did not reach node 0; the totals lack them",
                         k + 1
                     ),
                 }
+            }
+            if let Err(e) = figures.finish(args, engine.name(), workers(args)) {
+                eprintln!("warning: {e}");
             }
             if args.stats {
                 for (i, r) in all.iter().enumerate() {
@@ -872,7 +932,13 @@ struct Figures {
 
 impl Figures {
     fn start(prog: &mut Program, args: &RunArgs) -> Figures {
-        if args.profile.is_none() && !args.progress {
+        Figures::start_with(prog, args.profile.is_some(), args.progress)
+    }
+
+    /// Counts the boxes if `profile` or `progress`; shows the progress line if
+    /// `progress`.
+    fn start_with(prog: &mut Program, profile: bool, progress: bool) -> Figures {
+        if !profile && !progress {
             return Figures {
                 profile: None,
                 progress: None,
@@ -881,7 +947,7 @@ impl Figures {
         let (p, table) = Profile::wrap(prog.net(), prog.boxes());
         prog.bind_table(&table);
         let p = Arc::new(p);
-        let progress = args.progress.then(|| Progress::start(p.clone()));
+        let progress = progress.then(|| Progress::start(p.clone()));
         Figures {
             profile: Some(p),
             progress,
@@ -920,6 +986,22 @@ impl Figures {
                 .map_err(|e| format!("cannot write the profile {}: {e}", path.display())),
             _ => Ok(()),
         }
+    }
+}
+
+/// A boxed record source that counts the records passing.
+struct CountedBox {
+    inner: Box<dyn RecordSource>,
+    n: Arc<AtomicU64>,
+}
+
+impl RecordSource for CountedBox {
+    fn next_record(&mut self) -> Result<Option<Record>, RunError> {
+        let r = self.inner.next_record()?;
+        if r.is_some() {
+            self.n.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(r)
     }
 }
 

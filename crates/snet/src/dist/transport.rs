@@ -253,7 +253,7 @@ fn decode(dec: &mut PeerDecoder, from: u32, mut input: &[u8]) -> Result<Msg, Wir
         STOP => Msg::Stop,
         STATS => {
             let node = wire::get_u32(input)?;
-            let n = wire::get_var(input)?.min(64);
+            let n = wire::get_var(input)?.min(1 << 20);
             let mut values = Vec::with_capacity(n as usize);
             for _ in 0..n {
                 values.push(wire::get_u64(input)?);
@@ -326,7 +326,8 @@ fn spawn_receiver(
 /// Runs this process's node of a distributed run over transport `t` (rank = node).
 /// Node 0 reads `input` and writes `output`; the others get `None` for both. Nodes
 /// whose `fingerprint` (of program and box code) differs from node 0's refuse to run.
-/// Returns this node's figures and, on node 0, every other node's (node 1 first).
+/// Returns this node's figures and, on node 0, every other node's (node 1 first: its
+/// [`super::stats_values`] followed by its `extra()` numbers).
 #[allow(clippy::too_many_arguments)]
 pub fn run_node(
     t: Arc<dyn Transport>,
@@ -338,7 +339,8 @@ pub fn run_node(
     workers: usize,
     fingerprint: u64,
     flow: super::FlowConfig,
-) -> Result<(snet_core::RunStats, Vec<Option<snet_core::RunStats>>), RunError> {
+    extra: &dyn Fn() -> Vec<u64>,
+) -> Result<(snet_core::RunStats, Vec<Option<Vec<u64>>>), RunError> {
     let me = t.rank() as u32;
     let nodes = t.size() as u32;
     let (tx, rx) = std::sync::mpsc::channel();
@@ -389,7 +391,8 @@ pub fn run_node(
         if me == 0 {
             others = src.gather_stats(std::time::Duration::from_secs(5));
         } else {
-            let values = super::stats_values(st);
+            let mut values = super::stats_values(st);
+            values.extend(extra());
             node.send(0, Msg::Stats { node: me, values })?;
         }
     }
