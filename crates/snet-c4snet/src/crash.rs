@@ -326,11 +326,12 @@ extern "C" fn on_termination_signal(
     die_by_default(sig);
 }
 
-/// `atexit` hook: a C box that calls `exit()` ends the process from inside a box
-/// call. Say so, write the buffered output, and end the process with status 1 (the run
-/// did not finish, whatever status the box gave `exit`). After a normal end no box is
-/// running and nothing happens (the CLI has written everything already).
-extern "C" fn on_exit() {
+/// Exit hook: a C box that calls `exit()` ends the process from inside a box call.
+/// Say so, write the buffered output, and end the process with the box's status, or 1
+/// if that was 0 (the run did not finish; where the C library does not tell the status,
+/// always 1). After a normal end no box is running and nothing happens (the CLI has
+/// written everything already).
+fn box_called_exit(status: c_int) {
     let Some(cur) = crate::abi::current_box() else {
         return;
     };
@@ -350,12 +351,42 @@ extern "C" fn on_exit() {
     flush();
     // SAFETY: _exit(2) ends the process at once, without running the remaining exit
     // handlers (calling exit() again from one is undefined).
-    unsafe { libc::_exit(1) };
+    unsafe { libc::_exit(if status == 0 { 1 } else { status }) };
+}
+
+#[cfg(target_env = "gnu")]
+extern "C" {
+    /// glibc's `on_exit(3)`: like `atexit`, with the status given to `exit`.
+    fn on_exit(f: extern "C" fn(c_int, *mut libc::c_void), arg: *mut libc::c_void) -> c_int;
+}
+
+#[cfg(target_env = "gnu")]
+extern "C" fn exit_hook(status: c_int, _arg: *mut libc::c_void) {
+    box_called_exit(status);
+}
+
+#[cfg(target_env = "gnu")]
+fn register_exit_hook() -> bool {
+    // SAFETY: registering a plain `extern "C"` function that only writes to file
+    // descriptors (see `box_called_exit`); the argument is unused.
+    unsafe { on_exit(exit_hook, std::ptr::null_mut()) == 0 }
+}
+
+#[cfg(not(target_env = "gnu"))]
+extern "C" fn exit_hook() {
+    box_called_exit(0);
+}
+
+#[cfg(not(target_env = "gnu"))]
+fn register_exit_hook() -> bool {
+    // SAFETY: registering a plain `extern "C" fn()` that only writes to file
+    // descriptors (see `box_called_exit`).
+    unsafe { libc::atexit(exit_hook) == 0 }
 }
 
 /// Installs the crash handler (idempotent). The CLI calls this once at start-up, before
 /// running any box; a crashing C box then names itself on standard error, and so does
-/// a box that calls `exit()` (an `atexit` hook); both then run the function of
+/// a box that calls `exit()` (an exit hook, which ends the process with the box's status, 1 for 0); both then run the function of
 /// [`set_crash_flush`], as do SIGTERM, SIGINT and SIGHUP (where their action was the
 /// default) before they end the process.
 pub fn install_crash_handler() -> io::Result<()> {
@@ -386,9 +417,7 @@ pub fn install_crash_handler() -> io::Result<()> {
                 install(sig, on_termination_signal, 0)?;
             }
         }
-        // SAFETY: registering a plain `extern "C" fn()` that only writes to file
-        // descriptors (see `on_exit`).
-        if unsafe { libc::atexit(on_exit) } != 0 {
+        if !register_exit_hook() {
             return Err(0);
         }
         Ok(())

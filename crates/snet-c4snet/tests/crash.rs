@@ -191,7 +191,7 @@ fn a_crash_message_shows_the_record_and_the_expected_prototype_once() {
 }
 
 #[test]
-fn a_box_calling_exit_ends_the_process_with_status_1_and_names_itself() {
+fn a_box_calling_exit_0_ends_the_process_with_status_1_and_names_itself() {
     let (status, stderr) = crash("exits");
     assert_eq!(status.code(), Some(1), "{stderr}");
     assert!(
