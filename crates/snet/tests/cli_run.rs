@@ -903,3 +903,24 @@ fn tcp_options_conflicting_with_files_are_usage_errors() {
         text(&out.stderr)
     );
 }
+
+#[test]
+fn json_input_without_format_json_suggests_the_flag_and_json_strings_are_plain() {
+    let line =
+        "{\"fields\":{\"s\":\"a<b & \\\"c\\\"\",\"v\":\"(char[2])<,&\"},\"tags\":{\"t\":7}}\n";
+    let prog = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/lang/identity/identity.snet"
+    );
+    let out = snet(&["run", prog], line);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(err.contains("read it with --format json"), "{err}");
+    // Read as JSON: strings are JSON, char arrays plain text, no XML escapes.
+    let out = snet(&["run", prog, "--format", "json"], line);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "{\"fields\":{\"s\":\"a<b & \\\"c\\\"\",\"v\":\"<&\"},\"tags\":{\"t\":7},\"btags\":{}}\n{\"type\":\"terminate\"}\n"
+    );
+}

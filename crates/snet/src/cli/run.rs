@@ -919,11 +919,16 @@ impl<R: Read + Send> RecordSource for Source<R> {
                     // so rather than run on nothing and exit 0.
                     if let SourceKind::Xml(r) = &self.inner {
                         if r.records_seen() == 0 && r.junk_bytes() > 0 {
+                            let hint = if r.looks_like_json() {
+                                "it looks like JSON lines: read it with --format json"
+                            } else {
+                                "is this an S-Net XML record file?"
+                            };
                             return Err(RunError::new(
                                 "global input",
                                 None,
                                 format!(
-                                    "no S-Net record in the input: {} bytes were read and none is a `<record ...>` element (spec §11.2); is this an S-Net XML record file?",
+                                    "no S-Net record in the input: {} bytes were read and none is a `<record ...>` element (spec §11.2); {hint}",
                                     r.offset()
                                 ),
                             ));
