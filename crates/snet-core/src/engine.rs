@@ -545,6 +545,11 @@ pub struct RunStats {
     pub bytes_sent: u64,
     /// Bytes received from other nodes (distributed runs between processes).
     pub bytes_received: u64,
+    /// Problems that did not change the run's result, for the caller to show as
+    /// warnings: a trace file that could not be written (the records are all out; a
+    /// failed `--trace` must not turn a finished run into a failed one, just as a failed
+    /// `--profile` does not).
+    pub warnings: Vec<String>,
 }
 
 impl RunStats {

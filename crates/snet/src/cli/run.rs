@@ -450,6 +450,9 @@ pub(crate) fn run(mut args: RunArgs) -> ExitCode {
                     .drain()
                     .map_err(|e| format!("cannot write the output: {e}"))
             });
+            for w in &stats.warnings {
+                eprintln!("warning: {w}");
+            }
             if stats.discarded_in_sync > 0 {
                 eprintln!(
                     "warning: {} record(s) left in waiting synchrocells were discarded at the end of the run",
@@ -658,6 +661,7 @@ fn merge_results(results: Vec<snet::dist::NodeResult>) -> Result<snet::RunStats,
         total.records_stored += st.records_stored;
         total.sync_merges += st.sync_merges;
         total.discarded_in_sync += st.discarded_in_sync;
+        total.warnings.extend(st.warnings.iter().cloned());
     }
     Ok(total)
 }
