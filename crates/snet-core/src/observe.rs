@@ -25,7 +25,7 @@
 //!    the other observers reporting on the same connection, e.g. to their reports
 //!    that are not interactive). Only the walking record waits; after
 //!    [`ACK_PATIENCE`] without an answer it says so on standard error (once per
-//!    observer) and waits on. The wait ends with an error, and the observer is then
+//!    connection) and waits on. The wait ends with an error, and the observer is then
 //!    disabled with one warning as for an unreachable one, when the peer closes the
 //!    connection, answers for an observer that does not report on this connection
 //!    (a wrong oid), or sends [`ACK_GARBAGE`] bytes without an answer (garbage; what
@@ -162,6 +162,8 @@ struct Socket {
     out: Vec<u8>,
     nonblocking: bool,
     dropped: u64,
+    /// Whether a slow acknowledgement was said already (once per connection).
+    said_slow: bool,
 }
 
 impl Socket {
@@ -215,14 +217,11 @@ impl Socket {
         let out = std::mem::take(&mut self.out);
         self.s.write_all(&out)?;
         self.s.write_all(doc)?;
-        let mut said = false;
-        let patience = |s: &TcpStream| {
-            let _ = s.set_read_timeout(Some(ACK_PATIENCE));
-        };
-        patience(&self.s);
+        let _ = self.s.set_read_timeout(Some(ACK_PATIENCE));
+        let said = &mut self.said_slow;
         let r = await_ack(&mut self.s, &mut self.acks, spec.oid, oids, &mut || {
-            if !said {
-                said = true;
+            if !*said {
+                *said = true;
                 warn(&format!(
                     "observer {} ({}): no acknowledgement from the peer after {} s; the \
                      record waits for it (an interactive observer)",
@@ -359,6 +358,7 @@ fn connect(target: &Target, oids: Vec<u32>) -> Option<Sink> {
                     out: Vec::new(),
                     nonblocking: false,
                     dropped: 0,
+                    said_slow: false,
                 })
             }
             Err(e) => {
