@@ -110,6 +110,29 @@ pub(crate) static API: Api = Api {
     bad_handle: c_bad_handle,
 };
 
+/// What the crash handler says about a box besides its name, prepared when the box is
+/// bound (the handler cannot allocate).
+#[derive(Debug)]
+pub(crate) struct CallInfo {
+    /// The C prototype snet calls the box through, with a final `;`.
+    pub(crate) prototype: Box<str>,
+    /// The input labels as written (`A`, `<t>`, `<#b>`), in argument order.
+    pub(crate) labels: Vec<Box<str>>,
+}
+
+/// The box a thread runs, as the crash handler sees it (see [`current_box`]).
+pub(crate) struct Current {
+    /// Box name.
+    pub(crate) name: &'static [u8],
+    /// The first C4SNet error the box made, if any.
+    pub(crate) failure: Option<&'static [u8]>,
+    /// Its prototype and labels.
+    pub(crate) info: &'static CallInfo,
+    /// The arguments it was given (one more reference to each field, so they are alive
+    /// even if the box released them).
+    pub(crate) given: &'static [Arg],
+}
+
 /// The invocation context behind `hnd` (invariant 2).
 #[repr(C)]
 pub(crate) struct Invocation<'a> {
@@ -117,6 +140,10 @@ pub(crate) struct Invocation<'a> {
     desc: *const CBoxDesc,
     /// Box name bytes, for messages and the crash handler.
     name: &'a str,
+    /// Prototype and labels, for the crash handler.
+    info: &'a CallInfo,
+    /// The arguments as given, for the crash handler.
+    given: &'a [Arg],
     /// Output label kinds per variant (the same as the C table's).
     outputs: &'a [Vec<SlotKind>],
     out: &'a mut dyn Emitter,
@@ -134,7 +161,7 @@ thread_local! {
 /// a crash is then usually its consequence).
 ///
 /// Async-signal-safe: one thread-local read and plain loads; no allocation.
-pub(crate) fn current_box() -> Option<(&'static [u8], Option<&'static [u8]>)> {
+pub(crate) fn current_box() -> Option<Current> {
     let inv = CURRENT.with(Cell::get);
     if inv.is_null() {
         return None;
@@ -145,7 +172,12 @@ pub(crate) fn current_box() -> Option<(&'static [u8], Option<&'static [u8]>)> {
     // (invariant 4); the signal interrupted that code, so the invocation is alive.
     let inv = unsafe { &*inv.cast::<Invocation<'static>>() };
     let failure = inv.failure.as_ref().map(|f| f.0.as_bytes());
-    Some((inv.name.as_bytes(), failure))
+    Some(Current {
+        name: inv.name.as_bytes(),
+        failure,
+        info: inv.info,
+        given: inv.given,
+    })
 }
 
 /// Calls a box wrapper with `args` (kinds already checked against the signature) and
@@ -160,10 +192,14 @@ pub(crate) unsafe fn invoke(
     desc: *const CBoxDesc,
     call: CallFn,
     name: &str,
+    info: &CallInfo,
     outputs: &[Vec<SlotKind>],
     args: &mut Args,
     out: &mut dyn Emitter,
 ) -> Result<(), BoxFailure> {
+    // The record as given, for a crash message: one more reference to each field (the
+    // box may release its own before it crashes).
+    let given = args.clone();
     const STACK_SLOTS: usize = 16;
     let mut stack = [Slot { tag: 0 }; STACK_SLOTS];
     let mut heap = Vec::new();
@@ -188,6 +224,8 @@ pub(crate) unsafe fn invoke(
     let mut inv = Invocation {
         desc,
         name,
+        info,
+        given: &given,
         outputs,
         out,
         failure: None,
@@ -228,10 +266,20 @@ pub(crate) unsafe fn invoke(
             )
         }));
     }
-    match inv.failure {
+    let result = match inv.failure {
         Some(f) => Err(f),
         None => Ok(()),
+    };
+    // Release the kept references as C4SNetFree does, so that the last reference to a
+    // scalar the box released goes to the per-thread pool: a box that frees its input
+    // and creates its output still allocates nothing (issue 26).
+    for a in given {
+        if let Arg::Field(Some(v)) = a {
+            // SAFETY: a reference just handed out by `into_raw`, released once.
+            unsafe { Value::release_raw(v.into_raw()) };
+        }
     }
+    result
 }
 
 /// Records a failure in the innermost running invocation (the first one wins); outside
@@ -262,6 +310,30 @@ fn ctype_of(ty: c_int, func: &str) -> Option<CType> {
     t
 }
 
+/// A new object of `size` elements of `t` (a scalar for 1) for `func`, or `None`
+/// with a failure of the box when the memory cannot be had: an absurd size fails the
+/// box call with a message instead of ending the process.
+fn alloc_value(func: &str, t: CType, size: usize) -> Option<Value> {
+    // Small objects (every scalar) may come from the per-thread pool.
+    let v = if size.checked_mul(t.size()).is_some_and(|b| b < 16) {
+        Some(Value::alloc_raw(t, size, size == 1))
+    } else {
+        Value::try_alloc(t, size, size == 1)
+    };
+    if v.is_none() {
+        fail(format!(
+            "{func}: cannot allocate {size} elements of type `{}` ({}); the call \
+             returned NULL",
+            t.name(),
+            size.checked_mul(t.size()).map_or_else(
+                || "more bytes than memory can address".to_owned(),
+                |b| format!("{b} bytes")
+            ),
+        ));
+    }
+    v
+}
+
 /// `C4SNetAlloc`.
 unsafe extern "C" fn c_alloc(ty: c_int, size: usize, data: *mut *mut c_void) -> *mut c_void {
     let Some(t) = ctype_of(ty, "C4SNetAlloc") else {
@@ -271,11 +343,13 @@ unsafe extern "C" fn c_alloc(ty: c_int, size: usize, data: *mut *mut c_void) -> 
         }
         return ptr::null_mut();
     };
-    if size.checked_mul(t.size()).is_none() {
-        fail(format!("C4SNetAlloc: {size} elements are too many"));
+    let Some(v) = alloc_value("C4SNetAlloc", t, size) else {
+        if !data.is_null() {
+            // SAFETY: a non-null `data` points to a `void *` the caller owns.
+            unsafe { *data = ptr::null_mut() };
+        }
         return ptr::null_mut();
-    }
-    let v = Value::alloc_raw(t, size, size == 1);
+    };
     if !data.is_null() {
         // SAFETY: a non-null `data` points to a `void *` the caller owns.
         unsafe { *data = v.data_ptr().cast() };
@@ -302,7 +376,9 @@ unsafe extern "C" fn c_create(ty: c_int, size: usize, data: *const c_void) -> *m
         // SAFETY: the caller passes `size` elements of `type` at `data` (spec §12.5).
         unsafe { std::slice::from_raw_parts(data.cast::<u8>(), bytes) }
     };
-    let v = Value::alloc_raw(t, size, size == 1);
+    let Some(v) = alloc_value("C4SNetCreate", t, size) else {
+        return ptr::null_mut();
+    };
     let n = src.len().min(v.byte_len());
     // SAFETY: `v` is not shared yet and its storage holds at least `byte_len` bytes.
     unsafe { ptr::copy_nonoverlapping(src.as_ptr(), v.data_ptr(), n) };

@@ -2,19 +2,24 @@
 //!
 //! [`install_crash_handler`] installs a handler for SIGSEGV, SIGBUS, SIGFPE, SIGILL and
 //! SIGABRT. When one arrives while a C box runs on the signalled thread, the handler
-//! writes `snet: box `NAME` crashed: SIGSEGV (invalid memory access)` to standard error
-//! and lets the signal kill the process (default action, so the exit status says which
+//! writes `snet: box `NAME` crashed: SIGSEGV (invalid memory access)` to standard error,
+//! followed by the record the box was given (long values cut) and the C prototype snet
+//! calls it through, once however many threads crash, and lets the signal kill the process (default action, so the exit status says which
 //! signal). Outside box code it restores the handler that was installed before (for
 //! example Rust's stack-overflow reporter) and re-raises, changing nothing.
 //!
 //! Invariants: the handler only calls async-signal-safe functions (`write`,
 //! `sigaction`, `raise`, and the flush function of [`set_crash_flush`], whose contract
-//! requires the same) and reads the thread-local current invocation, which is a
+//! requires the same), formats with `core::fmt` into a stack buffer (no allocation,
+//! no lock) and reads the thread-local current invocation, which is a
 //! `const`-initialised raw pointer (see `abi`, invariant 4). The previous actions are
 //! written once, before the handler is installed, and only read afterwards.
 
+use snet_core::{Arg, CType, Value};
 use std::ffi::c_int;
+use std::fmt::{self, Write as _};
 use std::io;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::OnceLock;
 
 const SIGNALS: [c_int; 5] = [
@@ -119,26 +124,179 @@ fn write_stderr(parts: &[&[u8]]) {
     }
 }
 
+/// A fixed buffer that `core::fmt` writes into without allocating (the crash handler
+/// must not allocate); text beyond its size is cut.
+struct StackText {
+    buf: [u8; 1024],
+    len: usize,
+}
+
+impl StackText {
+    fn new() -> StackText {
+        StackText {
+            buf: [0; 1024],
+            len: 0,
+        }
+    }
+    fn bytes(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+    fn push(&mut self, b: &[u8]) {
+        let n = b.len().min(self.buf.len() - self.len);
+        self.buf[self.len..self.len + n].copy_from_slice(&b[..n]);
+        self.len += n;
+    }
+}
+
+impl fmt::Write for StackText {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        self.push(s.as_bytes());
+        Ok(())
+    }
+}
+
+/// Element bytes of a value shown in a crash message; the rest is counted.
+const SHOWN_BYTES: usize = 64;
+
+/// Writes `v` for a crash message: `(int)7`, `(int[3])1,2,3`, a character array as a
+/// quoted string, cut after [`SHOWN_BYTES`] bytes of elements with the full length.
+/// Formatting numbers with `core::fmt` allocates nothing.
+fn write_value(w: &mut StackText, v: &Value) {
+    let t = v.ctype();
+    let _ = write!(w, "({}", t.name());
+    if !v.is_scalar() {
+        let _ = write!(w, "[{}]", v.len());
+    }
+    w.push(b")");
+    let bytes = v.bytes();
+    let size = t.size().max(1);
+    let shown = (SHOWN_BYTES / size).max(1).min(v.len());
+    if matches!(t, CType::Char | CType::UChar) && !v.is_scalar() {
+        w.push(b"\"");
+        for &b in &bytes[..shown.min(bytes.len())] {
+            match b {
+                b'"' => w.push(b"\\\""),
+                b'\\' => w.push(b"\\\\"),
+                b'\n' => w.push(b"\\n"),
+                0x20..=0x7e => w.push(&[b]),
+                _ => {
+                    let _ = write!(w, "\\x{b:02x}");
+                }
+            }
+        }
+        w.push(b"\"");
+    } else {
+        for (i, e) in bytes.chunks_exact(size).take(shown).enumerate() {
+            if i > 0 {
+                w.push(b",");
+            }
+            write_element(w, t, e);
+        }
+    }
+    if shown < v.len() {
+        let _ = write!(w, "... ({} elements, {} bytes)", v.len(), v.byte_len());
+    }
+}
+
+fn write_element(w: &mut StackText, t: CType, e: &[u8]) {
+    fn arr<const N: usize>(e: &[u8]) -> [u8; N] {
+        let mut a = [0u8; N];
+        a.copy_from_slice(&e[..N]);
+        a
+    }
+    let _ = match t {
+        CType::UChar => write!(w, "{}", e[0]),
+        CType::Char => write!(w, "{}", e[0] as i8),
+        CType::UShort => write!(w, "{}", u16::from_ne_bytes(arr(e))),
+        CType::Short => write!(w, "{}", i16::from_ne_bytes(arr(e))),
+        CType::UInt => write!(w, "{}", u32::from_ne_bytes(arr(e))),
+        CType::Int => write!(w, "{}", i32::from_ne_bytes(arr(e))),
+        CType::ULong if e.len() >= 8 => write!(w, "{}", u64::from_ne_bytes(arr(e))),
+        CType::Long if e.len() >= 8 => write!(w, "{}", i64::from_ne_bytes(arr(e))),
+        CType::Float => write!(w, "{}", f32::from_ne_bytes(arr(e))),
+        CType::Double => write!(w, "{}", f64::from_ne_bytes(arr(e))),
+        CType::Pointer if e.len() >= 8 => write!(w, "{:#x}", u64::from_ne_bytes(arr(e))),
+        // `long double` (and 4-byte longs): the raw bytes.
+        _ => {
+            w.push(b"0x");
+            for b in e.iter().rev() {
+                let _ = write!(w, "{b:02x}");
+            }
+            Ok(())
+        }
+    };
+}
+
+/// Writes the record a box was given: `{A=(int)7, <t>=1}`.
+fn write_record(w: &mut StackText, labels: &[Box<str>], given: &[Arg]) {
+    w.push(b"{");
+    for (i, (l, a)) in labels.iter().zip(given).enumerate() {
+        if i > 0 {
+            w.push(b", ");
+        }
+        w.push(l.as_bytes());
+        w.push(b"=");
+        match a {
+            Arg::Tag(t) => {
+                let _ = write!(w, "{t}");
+            }
+            Arg::Field(Some(v)) => write_value(w, v),
+            Arg::Field(None) => w.push(b"NULL"),
+        }
+    }
+    w.push(b"}");
+}
+
+/// The thread (`gettid`) that is reporting a crash, 0 before any crash: a crash
+/// message is written once, whichever threads crash.
+static REPORTING: AtomicI64 = AtomicI64::new(0);
+
+fn gettid() -> i64 {
+    // SAFETY: the gettid system call has no arguments and is async-signal-safe.
+    unsafe { libc::syscall(libc::SYS_gettid) }
+}
+
 extern "C" fn on_fatal_signal(sig: c_int, _info: *mut libc::siginfo_t, _ctx: *mut libc::c_void) {
     let index = SIGNALS.iter().position(|&s| s == sig);
-    if let Some((name, failure)) = crate::abi::current_box() {
+    if let Some(cur) = crate::abi::current_box() {
+        let me = gettid();
+        match REPORTING.compare_exchange(0, me, Ordering::AcqRel, Ordering::Acquire) {
+            Ok(_) => {}
+            // The report itself faulted (the record held garbage): end now.
+            Err(t) if t == me => die_by_default(sig),
+            // Another thread reports a crash and will end the process: wait for it.
+            Err(_) => loop {
+                // SAFETY: pause(2) is async-signal-safe; it returns only when a handler
+                // ran, and we wait again.
+                unsafe { libc::pause() };
+            },
+        }
         let node: &[u8] = NODE.get().map_or(&[], |n| n.as_slice());
         write_stderr(&[
             b"snet: ",
             node,
             b"box `",
-            name,
+            cur.name,
             b"` crashed: ",
             describe(sig),
             b"\n",
         ]);
-        if let Some(why) = failure {
+        if let Some(why) = cur.failure {
             write_stderr(&[
                 b"snet: before it crashed, the box made this error: ",
                 why,
                 b"\n",
             ]);
         }
+        let mut rec = StackText::new();
+        write_record(&mut rec, &cur.info.labels, cur.given);
+        write_stderr(&[
+            b"  record given: ",
+            rec.bytes(),
+            b"\n  C prototype expected: ",
+            cur.info.prototype.as_bytes(),
+            b"\n",
+        ]);
         flush();
         die_by_default(sig);
         return;
@@ -168,23 +326,67 @@ extern "C" fn on_termination_signal(
     die_by_default(sig);
 }
 
-/// `atexit` hook: a C box that calls `exit()` ends the process from inside a box
-/// call. Say so, and write the buffered output (the flush function finds nothing to
-/// write after a normal end, when the CLI has written everything already).
-extern "C" fn on_exit() {
-    if let Some((name, _)) = crate::abi::current_box() {
-        write_stderr(&[
-            b"snet: box `",
-            name,
-            b"` called exit(): the run ends here (records not yet output are lost)\n",
-        ]);
-    }
+/// Exit hook: a C box that calls `exit()` ends the process from inside a box call.
+/// Say so, write the buffered output, and end the process with the box's status, or 1
+/// if that was 0 (the run did not finish; where the C library does not tell the status,
+/// always 1). After a normal end no box is running and nothing happens (the CLI has
+/// written everything already).
+fn box_called_exit(status: c_int) {
+    let Some(cur) = crate::abi::current_box() else {
+        return;
+    };
+    let node: &[u8] = NODE.get().map_or(&[], |n| n.as_slice());
+    let mut rec = StackText::new();
+    write_record(&mut rec, &cur.info.labels, cur.given);
+    write_stderr(&[
+        b"snet: ",
+        node,
+        b"box `",
+        cur.name,
+        b"` called exit(): the run ends here, unfinished (records not yet output are \
+          lost)\n  record given: ",
+        rec.bytes(),
+        b"\n",
+    ]);
     flush();
+    // SAFETY: _exit(2) ends the process at once, without running the remaining exit
+    // handlers (calling exit() again from one is undefined).
+    unsafe { libc::_exit(if status == 0 { 1 } else { status }) };
+}
+
+#[cfg(target_env = "gnu")]
+extern "C" {
+    /// glibc's `on_exit(3)`: like `atexit`, with the status given to `exit`.
+    fn on_exit(f: extern "C" fn(c_int, *mut libc::c_void), arg: *mut libc::c_void) -> c_int;
+}
+
+#[cfg(target_env = "gnu")]
+extern "C" fn exit_hook(status: c_int, _arg: *mut libc::c_void) {
+    box_called_exit(status);
+}
+
+#[cfg(target_env = "gnu")]
+fn register_exit_hook() -> bool {
+    // SAFETY: registering a plain `extern "C"` function that only writes to file
+    // descriptors (see `box_called_exit`); the argument is unused.
+    unsafe { on_exit(exit_hook, std::ptr::null_mut()) == 0 }
+}
+
+#[cfg(not(target_env = "gnu"))]
+extern "C" fn exit_hook() {
+    box_called_exit(0);
+}
+
+#[cfg(not(target_env = "gnu"))]
+fn register_exit_hook() -> bool {
+    // SAFETY: registering a plain `extern "C" fn()` that only writes to file
+    // descriptors (see `box_called_exit`).
+    unsafe { libc::atexit(exit_hook) == 0 }
 }
 
 /// Installs the crash handler (idempotent). The CLI calls this once at start-up, before
 /// running any box; a crashing C box then names itself on standard error, and so does
-/// a box that calls `exit()` (an `atexit` hook); both then run the function of
+/// a box that calls `exit()` (an exit hook, which ends the process with the box's status, 1 for 0); both then run the function of
 /// [`set_crash_flush`], as do SIGTERM, SIGINT and SIGHUP (where their action was the
 /// default) before they end the process.
 pub fn install_crash_handler() -> io::Result<()> {
@@ -215,9 +417,7 @@ pub fn install_crash_handler() -> io::Result<()> {
                 install(sig, on_termination_signal, 0)?;
             }
         }
-        // SAFETY: registering a plain `extern "C" fn()` that only writes to file
-        // descriptors (see `on_exit`).
-        if unsafe { libc::atexit(on_exit) } != 0 {
+        if !register_exit_hook() {
             return Err(0);
         }
         Ok(())

@@ -59,6 +59,7 @@ pub use compile::{build_library, split_flags, BuildOptions, BuiltLibrary};
 pub use crash::{install_crash_handler, set_crash_flush, set_crash_node};
 pub use error::C4SNetError;
 pub use load::{load_library, CBoxes};
+pub use wrapgen::{c_prototype, c_stub};
 
 use snet_core::BoxSig;
 use std::path::{Path, PathBuf};

@@ -6,7 +6,7 @@
 //! in the library itself or in one of the user's shared objects; a symbol that only the
 //! C library defines (a box named `index`, say) is reported as missing rather than called.
 
-use crate::abi::{self, CBoxDesc, CVariant, CallFn};
+use crate::abi::{self, CBoxDesc, CVariant, CallFn, CallInfo};
 use crate::compile::BuiltLibrary;
 use crate::error::C4SNetError;
 use crate::wrapgen::{self, SlotKind};
@@ -27,6 +27,7 @@ struct CBox {
     name: Box<str>,
     desc: *const CBoxDesc,
     call: CallFn,
+    info: CallInfo,
     inputs: Vec<SlotKind>,
     outputs: Vec<Vec<SlotKind>>,
     _lib: Arc<LoadedLibrary>,
@@ -80,7 +81,17 @@ impl BoxFn for CBox {
         // SAFETY: `desc`/`call` come from the loaded library kept alive by `_lib`, whose
         // API table was installed at load time; `outputs` was checked against the
         // descriptor's variants; argument kinds were checked just above.
-        unsafe { abi::invoke(self.desc, self.call, &self.name, &self.outputs, args, out) }
+        unsafe {
+            abi::invoke(
+                self.desc,
+                self.call,
+                &self.name,
+                &self.info,
+                &self.outputs,
+                args,
+                out,
+            )
+        }
     }
 }
 
@@ -329,6 +340,15 @@ fn bind(
         name: sig.name.clone().into_boxed_str(),
         desc: std::ptr::from_ref(desc),
         call,
+        info: CallInfo {
+            prototype: format!("{};", wrapgen::c_prototype(sig)).into_boxed_str(),
+            labels: sig
+                .input
+                .iter()
+                .flatten()
+                .map(|l| l.to_string().into_boxed_str())
+                .collect(),
+        },
         inputs,
         outputs,
         _lib: Arc::clone(loaded),

@@ -135,6 +135,79 @@ pub(crate) fn output_kinds(sig: &BoxSig) -> Vec<Vec<SlotKind>> {
         .collect()
 }
 
+/// The C parameter names of a box's inputs, in signature order: each label's name
+/// (`<#b>` gives `b`), or that name with `_N` appended (N counting from 1 in
+/// signature order) when it is `hnd`, a C keyword or taken by an earlier parameter.
+pub(crate) fn param_names(sig: &BoxSig) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for (j, l) in sig.input.iter().flatten().enumerate() {
+        let base = l.name();
+        let taken = |n: &str, names: &[String]| {
+            n == "hnd" || C_KEYWORDS.contains(&n) || names.iter().any(|m| m == n)
+        };
+        let mut name = base.to_owned();
+        let mut k = j + 1;
+        while taken(&name, &names) {
+            name = format!("{base}_{k}");
+            k += 1;
+        }
+        names.push(name);
+    }
+    names
+}
+
+/// The C type of a label's argument.
+fn c_type(kind: SlotKind) -> &'static str {
+    match kind {
+        SlotKind::Field => "c4snet_data_t *",
+        SlotKind::Tag => "int ",
+    }
+}
+
+/// The C prototype snet calls a box through (spec §12.3), without the final `;`:
+/// `void *NAME(void *hnd, c4snet_data_t *A, int t)`, one parameter per input label in
+/// signature order (fields `c4snet_data_t *`, tags and binding tags `int`), named
+/// after the labels.
+pub fn c_prototype(sig: &BoxSig) -> String {
+    let mut params = vec!["void *hnd".to_owned()];
+    for (l, name) in sig.input.iter().flatten().zip(param_names(sig)) {
+        params.push(format!("{}{name}", c_type(SlotKind::of(*l))));
+    }
+    format!("void *{}({})", sig.name, params.join(", "))
+}
+
+/// The S-Net signature of a box as written in a program: `(A, <t>) -> (B) | (C, <k>)`.
+fn snet_signature(sig: &BoxSig) -> String {
+    let list = |ls: &[Label]| {
+        let v: Vec<String> = ls.iter().map(ToString::to_string).collect();
+        format!("({})", v.join(", "))
+    };
+    let input = sig.input.as_deref().map_or("()".to_owned(), list);
+    let outs: Vec<String> = sig.outputs.iter().map(|o| list(o)).collect();
+    format!("{input} -> {}", outs.join(" | "))
+}
+
+/// A C skeleton of box `sig`: its prototype and a body that compiles, uses every
+/// argument and shows the `C4SNetOut` call of each output variant (commented out, a
+/// `//` line) with the label and C type of every value it takes, in order.
+pub fn c_stub(sig: &BoxSig) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "/* box {} {} */", sig.name, snet_signature(sig));
+    let _ = writeln!(out, "{}\n{{", c_prototype(sig));
+    for name in param_names(sig) {
+        let _ = writeln!(out, "    (void){name};");
+    }
+    for (v, labels) in sig.outputs.iter().enumerate() {
+        let mut call = format!("C4SNetOut(hnd, {}", v + 1);
+        for l in labels {
+            let _ = write!(call, ", /* {l}: {} */", c_type(SlotKind::of(*l)).trim_end());
+        }
+        let _ = writeln!(out, "    // {call});");
+    }
+    out.push_str("    return hnd;\n}\n");
+    out
+}
+
 fn kind_array(out: &mut String, name: &str, kinds: &[SlotKind]) -> String {
     if kinds.is_empty() {
         return "NULL".to_owned();
@@ -260,6 +333,60 @@ mod tests {
         assert!(c.contains("extern void *init(void *hnd) __attribute__((weak));"));
         assert!(c.contains("return init(hnd);"));
         assert!(c.contains("{\"init\", snet_c4snet_call_0, (void (*)(void))init, 0, NULL, 1,"));
+    }
+
+    #[test]
+    fn prototype_and_stub_name_the_parameters_after_the_labels() {
+        let s = sig(
+            "split",
+            Some(vec![
+                Label::field("A"),
+                Label::tag("n"),
+                Label::btag("hnd"),
+                Label::tag("int"),
+                Label::tag("A"),
+            ]),
+            vec![vec![Label::field("B"), Label::tag("k")], vec![]],
+        );
+        assert_eq!(
+            c_prototype(&s),
+            "void *split(void *hnd, c4snet_data_t *A, int n, int hnd_3, int int_4, int A_5)"
+        );
+        let stub = c_stub(&s);
+        assert!(
+            stub.starts_with(
+                "/* box split (A, <n>, <#hnd>, <int>, <A>) -> (B, <k>) | () */
+"
+            ),
+            "{stub}"
+        );
+        assert!(
+            stub.contains(
+                "    (void)hnd_3;
+"
+            ),
+            "{stub}"
+        );
+        assert!(
+            stub.contains(
+                "    // C4SNetOut(hnd, 1, /* B: c4snet_data_t * */, /* <k>: int */);
+"
+            ),
+            "{stub}"
+        );
+        assert!(
+            stub.contains(
+                "    // C4SNetOut(hnd, 2);
+"
+            ),
+            "{stub}"
+        );
+        assert!(stub.ends_with("    return hnd;\n}\n"), "{stub}");
+        let init = c_stub(&sig("init", None, vec![vec![Label::field("X")]]));
+        assert!(
+            init.contains("void *init(void *hnd)\n{\n    // C4SNetOut"),
+            "{init}"
+        );
     }
 
     #[test]

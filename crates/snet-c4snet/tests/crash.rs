@@ -40,6 +40,30 @@ void *fine(void *hnd, int t)
     C4SNetOut(hnd, 1, t);
     return hnd;
 }
+
+void *exits(void *hnd, int t)
+{
+    (void)t;
+    exit(0);
+    return hnd;
+}
+
+/* Frees its argument, then crashes: the message still shows the record. */
+void *text(void *hnd, c4snet_data_t *s, int t)
+{
+    volatile int *p = NULL;
+    C4SNetFree(s);
+    *p = t;
+    return hnd;
+}
+
+/* Crashes on several threads at once (the engine may run one box on several). */
+void *many(void *hnd, int t)
+{
+    volatile int *p = NULL;
+    *p = t;
+    return hnd;
+}
 "#;
 
 const CHILD_ENV: &str = "SNET_C4SNET_CRASH_CHILD";
@@ -52,10 +76,11 @@ fn crash_child() {
     snet_c4snet::install_crash_handler().unwrap(); // idempotent
     let dir = scratch("crash-child");
     let srcs = write_sources(&dir, &[("crash.c", CRASHERS)]);
-    let sigs: Vec<_> = ["segv", "fpe", "aborts", "fine"]
+    let mut sigs: Vec<_> = ["segv", "fpe", "aborts", "fine", "exits", "many"]
         .iter()
         .map(|n| sig(n, Some("<t>"), &["<t>"]))
         .collect();
+    sigs.push(sig("text", Some("s, <t>"), &["s"]));
     let boxes = snet_c4snet::load_boxes(&sigs, &srcs, &common::options(&dir)).unwrap();
     // A box that returns normally leaves no "current box" behind.
     let (r, _) = run(&boxes, "fine", vec![Arg::Tag(1)]);
@@ -76,6 +101,17 @@ fn crash_child() {
         // SAFETY: not safe at all: a deliberate invalid write, outside box code, to
         // check that such a fault reaches the handler that was there before ours.
         unsafe { std::ptr::write_volatile(std::ptr::without_provenance_mut::<i32>(8), 1) };
+    } else if what == "text" {
+        let long = "a\"b\n".to_owned() + &"x".repeat(200);
+        let v = snet_core::Value::string(&long);
+        let (_r, _) = run(&boxes, "text", vec![Arg::Field(Some(v)), Arg::Tag(7)]);
+    } else if what == "many" {
+        let boxes = &boxes;
+        std::thread::scope(|s| {
+            for t in 0..4 {
+                s.spawn(move || run(boxes, "many", vec![Arg::Tag(t)]));
+            }
+        });
     } else {
         let (_r, _) = run(&boxes, &what, vec![Arg::Tag(1)]);
     }
@@ -124,4 +160,44 @@ fn a_signal_outside_box_code_is_left_to_the_previous_handler() {
         assert_eq!(status.signal(), Some(libc::SIGSEGV), "{what}: {stderr}");
         assert!(!stderr.contains("snet: box"), "{what}: {stderr}");
     }
+}
+
+#[test]
+fn a_crash_message_shows_the_record_and_the_expected_prototype_once() {
+    let (status, stderr) = crash("segv");
+    assert_eq!(status.signal(), Some(libc::SIGSEGV), "{stderr}");
+    assert!(stderr.contains("  record given: {<t>=1}\n"), "{stderr}");
+    assert!(
+        stderr.contains("  C prototype expected: void *segv(void *hnd, int t);\n"),
+        "{stderr}"
+    );
+    // A field the box released before it crashed; a long value is cut (64 bytes).
+    let (status, stderr) = crash("text");
+    assert_eq!(status.signal(), Some(libc::SIGSEGV), "{stderr}");
+    let want = format!(
+        "  record given: {{s=(char[204])\"a\\\"b\\n{}\"... (204 elements, 204 bytes), <t>=7}}\n",
+        "x".repeat(60)
+    );
+    assert!(stderr.contains(&want), "{stderr}");
+    assert!(
+        stderr.contains("void *text(void *hnd, c4snet_data_t *s, int t);"),
+        "{stderr}"
+    );
+    // Four threads crash at once: one message.
+    let (status, stderr) = crash("many");
+    assert_eq!(status.signal(), Some(libc::SIGSEGV), "{stderr}");
+    assert_eq!(stderr.matches("crashed").count(), 1, "{stderr}");
+    assert_eq!(stderr.matches("record given").count(), 1, "{stderr}");
+}
+
+#[test]
+fn a_box_calling_exit_0_ends_the_process_with_status_1_and_names_itself() {
+    let (status, stderr) = crash("exits");
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("snet: box `exits` called exit(): the run ends here, unfinished"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("  record given: {<t>=1}\n"), "{stderr}");
+    assert!(!stderr.contains("child survived"));
 }

@@ -164,6 +164,17 @@ void *nullobj(void *hnd, int t)
     return hnd;
 }
 
+/* box huge ((<t>) -> (x)): asks for 2^t doubles */
+void *huge(void *hnd, int t)
+{
+    void *p = &p;
+    c4snet_data_t *x = C4SNetAlloc(CTYPE_double, (size_t)1 << t, &p);
+    if (x != NULL || p != NULL) {
+        C4SNetOut(hnd, 1, x);
+    }
+    return hnd;
+}
+
 /* box badtype ((<t>) -> (x)) */
 void *badtype(void *hnd, int t)
 {
@@ -181,6 +192,7 @@ fn misuse_sigs() -> Vec<snet_core::BoxSig> {
         sig("nullobj", Some("<t>"), &["<s>"]),
         sig("outer", Some("a"), &["a"]),
         sig("badtype", Some("<t>"), &["x"]),
+        sig("huge", Some("<t>"), &["x"]),
     ]
 }
 
@@ -242,6 +254,21 @@ fn api_misuse_fails_the_call() {
         msg.contains("C4SNetAlloc: invalid element type 12"),
         "{msg}"
     );
+    // An absurd size fails the call (NULL, and NULL through the data pointer), it does
+    // not end the process: more bytes than memory can address, and 2 PiB.
+    for t in [62, 48] {
+        let (r, rec) = run(&boxes, "huge", vec![Arg::Tag(t)]);
+        let msg = r.unwrap_err().0;
+        assert!(
+            msg.contains("box `huge`: C4SNetAlloc: cannot allocate")
+                && msg.contains("elements of type `double`"),
+            "{msg}"
+        );
+        assert!(rec.emitted.is_empty(), "{t}");
+    }
+    let (r, rec) = run(&boxes, "huge", vec![Arg::Tag(10)]);
+    r.unwrap();
+    assert_eq!(field(&rec.emitted[0].1[0]).len(), 1024);
     // The box still works afterwards.
     let (r, rec) = run(&boxes, "badtype", vec![Arg::Tag(9)]);
     r.unwrap();

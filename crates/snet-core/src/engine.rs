@@ -550,6 +550,11 @@ pub struct RunStats {
     pub peak_unacked: u64,
     /// Times node 0 held its input back for a congested node (distributed runs).
     pub input_waits: u64,
+    /// Problems that did not change the run's result, for the caller to show as
+    /// warnings: a trace file that could not be written (the records are all out; a
+    /// failed `--trace` must not turn a finished run into a failed one, just as a failed
+    /// `--profile` does not).
+    pub warnings: Vec<String>,
 }
 
 impl RunStats {

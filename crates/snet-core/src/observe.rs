@@ -21,10 +21,15 @@
 //!    walks on unchanged.
 //! 4. **Interactive observers** (sockets only) keep the target's lock after writing and
 //!    read until the peer answers `<observer oid="ID"/>` for this observer (an
-//!    `<?xml ...?>` prolog or other text before it is skipped). Only the walking record
-//!    waits. A peer that closes the connection or answers with garbage that never
-//!    contains the answer ends the wait; the observer is then disabled with one
-//!    warning, as for an unreachable one.
+//!    `<?xml ...?>` prolog or other text before it is skipped, and so are answers for
+//!    the other observers reporting on the same connection, e.g. to their reports
+//!    that are not interactive). Only the walking record waits; after
+//!    [`ACK_PATIENCE`] without an answer it says so on standard error (once per
+//!    connection) and waits on. The wait ends with an error, and the observer is then
+//!    disabled with one warning as for an unreachable one, when the peer closes the
+//!    connection, answers for an observer that does not report on this connection
+//!    (a wrong oid), or sends [`ACK_GARBAGE`] bytes without an answer (garbage; what
+//!    is kept of it while waiting is bounded by that too).
 //! 5. **Failures never stop the run.** A write error disables that target (one
 //!    warning); the record stream is never changed, reordered or delayed beyond the
 //!    interactive wait (spec §13.1). So reports to a socket that are not interactive
@@ -122,6 +127,8 @@ pub struct ObserverSpec {
 #[derive(Debug)]
 struct Sink {
     target: Target,
+    /// The observers reporting to this target.
+    oids: Vec<u32>,
     conn: Mutex<Conn>,
     /// Set once the target failed; later reports are dropped.
     dead: AtomicBool,
@@ -139,6 +146,13 @@ pub const SOCKET_BACKLOG: usize = 4 << 20;
 /// How long the end of a run waits for a socket observer's peer to take what is left.
 pub const SOCKET_LINGER: Duration = Duration::from_secs(2);
 
+/// How long an interactive report waits for its answer before saying so (the wait goes
+/// on: spec §13.1 has no timeout).
+pub const ACK_PATIENCE: Duration = Duration::from_secs(10);
+/// Bytes a peer may send without a single acknowledgement before the wait for one ends
+/// with an error.
+pub const ACK_GARBAGE: usize = 64 << 10;
+
 /// A socket target: the stream, bytes read past an acknowledgement, reports not sent
 /// yet, and whether the stream is in non-blocking mode.
 #[derive(Debug)]
@@ -148,6 +162,8 @@ struct Socket {
     out: Vec<u8>,
     nonblocking: bool,
     dropped: u64,
+    /// Whether a slow acknowledgement was said already (once per connection).
+    said_slow: bool,
 }
 
 impl Socket {
@@ -191,12 +207,33 @@ impl Socket {
     }
 
     /// An interactive report: everything before it, then it, then the wait.
-    fn report_and_wait(&mut self, doc: &[u8], oid: u32) -> std::io::Result<()> {
+    fn report_and_wait(
+        &mut self,
+        doc: &[u8],
+        oid: u32,
+        target: &Target,
+        oids: &[u32],
+    ) -> std::io::Result<()> {
         self.blocking(true)?;
         let out = std::mem::take(&mut self.out);
         self.s.write_all(&out)?;
         self.s.write_all(doc)?;
-        await_ack(&mut self.s, &mut self.acks, oid)
+        let _ = self.s.set_read_timeout(Some(ACK_PATIENCE));
+        let said = &mut self.said_slow;
+        let r = await_ack(&mut self.s, &mut self.acks, oid, oids, &mut || {
+            if !*said {
+                *said = true;
+                warn(&format!(
+                    "observer {} ({}): no acknowledgement from the peer after {} s; the \
+                     record waits for it (an interactive observer)",
+                    oid,
+                    target,
+                    ACK_PATIENCE.as_secs()
+                ));
+            }
+        });
+        let _ = self.s.set_read_timeout(None);
+        r
     }
 }
 
@@ -252,17 +289,19 @@ impl Observers {
         for s in &specs {
             interactive[s.oid as usize] = s.interactive;
         }
-        let mut open: Vec<(Target, Option<Arc<Sink>>)> = Vec::new();
-        for s in specs {
-            let sink = match open.iter().find(|(t, _)| *t == s.target) {
-                Some((_, sink)) => sink.clone(),
-                None => {
-                    let sink = connect(&s.target).map(Arc::new);
-                    open.push((s.target.clone(), sink.clone()));
-                    sink
-                }
-            };
-            sinks[s.oid as usize] = sink;
+        // Each distinct target once, with the observers that report to it.
+        let mut targets: Vec<(&Target, Vec<u32>)> = Vec::new();
+        for s in &specs {
+            match targets.iter_mut().find(|(t, _)| **t == s.target) {
+                Some((_, oids)) => oids.push(s.oid),
+                None => targets.push((&s.target, vec![s.oid])),
+            }
+        }
+        for (target, oids) in targets {
+            let sink = connect(target, oids.clone()).map(Arc::new);
+            for oid in oids {
+                sinks[oid as usize] = sink.clone();
+            }
         }
         Observers {
             sinks,
@@ -327,7 +366,7 @@ fn write_doc(sink: &Sink, oid: u32, interactive: bool, doc: &[u8]) {
         };
         let r = match &mut *conn {
             Conn::File(f) => f.write_all(doc).and_then(|()| f.flush()),
-            Conn::Socket(s) if interactive => s.report_and_wait(doc, oid),
+            Conn::Socket(s) if interactive => s.report_and_wait(doc, oid, &sink.target, &sink.oids),
             Conn::Socket(s) => s.report(doc).map(|dropped| {
                 if dropped && s.dropped == 1 {
                     warn(&format!(
@@ -358,7 +397,7 @@ fn warn(msg: &str) {
     eprintln!("warning: {msg}");
 }
 
-fn connect(target: &Target) -> Option<Sink> {
+fn connect(target: &Target, oids: Vec<u32>) -> Option<Sink> {
     let conn = match target {
         Target::File(p) => match std::fs::File::create(p) {
             Ok(f) => Conn::File(std::io::BufWriter::new(f)),
@@ -379,6 +418,7 @@ fn connect(target: &Target) -> Option<Sink> {
                     out: Vec::new(),
                     nonblocking: false,
                     dropped: 0,
+                    said_slow: false,
                 })
             }
             Err(e) => {
@@ -391,18 +431,27 @@ fn connect(target: &Target) -> Option<Sink> {
     };
     Some(Sink {
         target: target.clone(),
+        oids,
         conn: Mutex::new(conn),
         dead: AtomicBool::new(false),
     })
 }
 
 /// Reads from `s` until `<observer oid="ID"/>` for `oid` arrives (protocol step 4).
-/// `buf` keeps bytes read past an answer for the next wait.
-fn await_ack(s: &mut TcpStream, buf: &mut Vec<u8>, oid: u32) -> std::io::Result<()> {
-    let want = format!("oid=\"{oid}\"");
-    // A peer that never answers would block the record for ever; the reference does the
-    // same, so there is no timeout, but a read error or end of stream ends the wait.
-    let _ = s.set_read_timeout(None::<Duration>);
+/// `buf` keeps bytes read past an answer for the next wait. Answers for the other
+/// observers in `oids` are skipped; one for an observer not in `oids`, or
+/// [`ACK_GARBAGE`] bytes without any answer, end the wait with an error. A read that
+/// times out (the caller sets the stream's read timeout) calls `waiting` and reads on.
+fn await_ack(
+    s: &mut impl Read,
+    buf: &mut Vec<u8>,
+    oid: u32,
+    oids: &[u32],
+    waiting: &mut dyn FnMut(),
+) -> std::io::Result<()> {
+    let bad = |msg: String| std::io::Error::new(std::io::ErrorKind::InvalidData, msg);
+    // Bytes received since the last answer (or the start of this wait).
+    let mut unanswered = buf.len();
     loop {
         while let Some(start) = find(buf, b"<observer") {
             let Some(len) = find(&buf[start..], b">") else {
@@ -411,23 +460,63 @@ fn await_ack(s: &mut TcpStream, buf: &mut Vec<u8>, oid: u32) -> std::io::Result<
             let end = start + len + 1;
             let tag = String::from_utf8_lossy(&buf[start..end]).into_owned();
             buf.drain(..end);
-            if tag.contains(&want) {
-                return Ok(());
+            let answered = ack_oid(&tag);
+            match answered {
+                Some(a) if a == oid => return Ok(()),
+                Some(a) if oids.contains(&a) => unanswered = buf.len(),
+                Some(a) => {
+                    return Err(bad(format!(
+                        "the peer acknowledged observer {a}, which does not report on this \
+                         connection, while observer {oid} waited for its answer"
+                    )))
+                }
+                // Not an answer: skipped like other text (and counted).
+                None => {}
             }
         }
-        let mut chunk = [0u8; 256];
-        let n = s.read(&mut chunk)?;
+        if unanswered >= ACK_GARBAGE {
+            return Err(bad(format!(
+                "the peer sent {unanswered} bytes without an acknowledgement \
+                 (`<observer oid=\"{oid}\"/>` expected)"
+            )));
+        }
+        // Text before a possible answer is skipped; keep only what may start one.
+        if find(buf, b"<observer").is_none() {
+            let keep = buf.len().min(b"<observer".len() - 1);
+            buf.drain(..buf.len() - keep);
+        }
+        let mut chunk = [0u8; 4096];
+        let n = match s.read(&mut chunk) {
+            Ok(n) => n,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                waiting();
+                continue;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
         if n == 0 {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::UnexpectedEof,
                 "the peer closed the connection before acknowledging a report",
             ));
         }
+        unanswered += n;
         buf.extend_from_slice(&chunk[..n]);
-        if buf.len() > 1 << 16 && find(buf, b"<observer").is_none() {
-            buf.clear();
-        }
     }
+}
+
+/// The observer an answer `<observer oid="ID"/>` (or `oid='ID'`) is for, if `tag` is one.
+fn ack_oid(tag: &str) -> Option<u32> {
+    let rest = &tag[tag.find("oid=")? + 4..];
+    let q = rest.chars().next().filter(|&c| c == '"' || c == '\'')?;
+    let rest = &rest[1..];
+    rest[..rest.find(q)?].trim().parse().ok()
 }
 
 fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
@@ -540,6 +629,69 @@ mod tests {
         assert!(tv.contains("<field label=\"A\" />\n<tag label=\"T\" >2</tag>\n"));
     }
 
+    /// A peer's answers, read in chunks, with `WouldBlock` (a read timeout) once at
+    /// `stall`.
+    struct Peer {
+        data: Vec<u8>,
+        at: usize,
+        stall: Option<usize>,
+    }
+
+    impl Read for Peer {
+        fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+            if self.stall == Some(self.at) {
+                self.stall = None;
+                return Err(std::io::ErrorKind::WouldBlock.into());
+            }
+            let n = out.len().min(self.data.len() - self.at).min(10);
+            out[..n].copy_from_slice(&self.data[self.at..self.at + n]);
+            self.at += n;
+            Ok(n)
+        }
+    }
+
+    fn wait(data: &[u8], stall: Option<usize>) -> (std::io::Result<()>, usize, usize) {
+        let mut peer = Peer {
+            data: data.to_vec(),
+            at: 0,
+            stall,
+        };
+        let mut buf = Vec::new();
+        let mut waited = 0;
+        let r = await_ack(&mut peer, &mut buf, 2, &[1, 2], &mut || waited += 1);
+        (r, waited, buf.len())
+    }
+
+    #[test]
+    fn an_interactive_wait_ends_on_a_wrong_oid_on_garbage_and_says_when_it_is_long() {
+        // A prolog, an answer for another observer of the connection, then ours.
+        let (r, waited, _) = wait(
+            b"<?xml version=\"1.0\"?>\n<observer oid=\"1\"/>\n<observer oid='2'/>",
+            Some(30),
+        );
+        assert!(r.is_ok(), "{r:?}");
+        assert_eq!(waited, 1, "a timed-out read is said, and the wait goes on");
+        // An answer for an observer that does not report here: an error.
+        let (r, _, _) = wait(b"<observer oid=\"7\"/>", None);
+        let e = r.unwrap_err().to_string();
+        assert!(e.contains("acknowledged observer 7"), "{e}");
+        // Garbage without an answer ends the wait, and what is kept stays small.
+        let junk = vec![b'x'; 3 * ACK_GARBAGE];
+        let (r, _, kept) = wait(&junk, None);
+        let e = r.unwrap_err().to_string();
+        assert!(e.contains("without an acknowledgement"), "{e}");
+        assert!(kept < 64, "{kept}");
+        // An answer that never closes: bounded too.
+        let mut open = b"<observer oid=\"2\"".to_vec();
+        open.extend(vec![b' '; 2 * ACK_GARBAGE]);
+        let (r, _, kept) = wait(&open, None);
+        assert!(r.is_err());
+        assert!(kept <= ACK_GARBAGE + 4096, "{kept}");
+        // The end of the stream.
+        let (r, _, _) = wait(b"<observer oid=\"1\"/>", None);
+        assert_eq!(r.unwrap_err().kind(), std::io::ErrorKind::UnexpectedEof);
+    }
+
     #[test]
     fn a_socket_observer_whose_peer_does_not_read_never_holds_up_the_run() {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -558,7 +710,7 @@ mod tests {
             address: "127.0.0.1".into(),
             port,
         };
-        let sink = connect(&sp.target).expect("connects");
+        let sink = connect(&sp.target, vec![3]).expect("connects");
         let obs = Observers {
             sinks: vec![None, None, None, Some(Arc::new(sink))],
         };

@@ -398,10 +398,9 @@ impl Engine for FrontEngine {
                 std::io::Write::flush(&mut b)
             });
             if let Err(e) = write {
-                return Err(RunError::new(
-                    format!("trace file {}", path.display()),
-                    None,
-                    e.to_string(),
+                stats.warnings.push(format!(
+                    "cannot write the trace file {}: {e}",
+                    path.display()
                 ));
             }
         }

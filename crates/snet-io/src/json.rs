@@ -3,16 +3,22 @@
 //! Each line is one JSON object:
 //!
 //! ```text
-//! {"fields":{"A":"(int)10","s":"(char[2])h,i"},"tags":{"T":2},"btags":{"b":1}}
+//! {"fields":{"A":"(int)10","s":"hi","p":"(char[3])<,&,>"},"tags":{"T":2},"btags":{"b":1}}
 //! {"type":"terminate"}
 //! ```
 //!
-//! * `fields`: label → the value's C4SNet textual serialisation (spec §12.6) as a JSON
-//!   string, exactly the text XML output would contain between `<field ...>` and
-//!   `</field>` (so `<` and `&` in characters are `&lt;`/`&amp;` there too). A value
-//!   whose text is not valid UTF-8 (character data with arbitrary bytes) is written as
-//!   `{"bytes":[40,99,...]}`, the bytes of its text; the reader accepts both forms. The
-//!   whole string must be one value (trailing white space is allowed).
+//! * `fields`: label → the value as a JSON string, in one of two forms:
+//!   * a string that starts with `(` is the value's C4SNet textual serialisation (spec
+//!     §12.6), without XML escapes: `<` and `&` in characters are themselves (`&lt;`
+//!     and `&amp;` are still read as `<` and `&`, as older output wrote them);
+//!   * any other string is a `char` array of its UTF-8 bytes (`"hi"` is
+//!     `(char[2])h,i`, `""` is `(char[0])`): text needs no conversion.
+//!
+//!   The writer writes a `char` array as a plain string when its bytes are UTF-8 and
+//!   do not start with `(`, every other value in the C4SNet form. A value whose text
+//!   is not valid UTF-8 (character data with arbitrary bytes) is written as
+//!   `{"bytes":[40,99,...]}`, the bytes of its C4SNet text; the reader accepts all
+//!   three forms. The whole string must be one value (trailing white space is allowed).
 //! * `tags`, `btags`: label → integer (`i32`).
 //! * `type` (optional): `"data"` (default) or `"terminate"`, which ends the input.
 //! * `mode` (optional): `"textual"` (default) or `"binary"`; it is only carried to the
@@ -33,7 +39,8 @@ use crate::error::{InputError, InputErrorKind, OutputError};
 use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
 use snet_core::label::Label;
 use snet_core::record::{DataMode, Record};
-use snet_core::value::text::{parse_value, write_value};
+use snet_core::value::text::{parse_value_unescaped, write_value_unescaped};
+use snet_core::value::{CType, Value};
 use std::fmt;
 use std::io::{BufRead, BufReader, Read, Write};
 
@@ -88,7 +95,15 @@ impl<R: Read> JsonReader<R> {
                     };
                     let line: Line = match serde_json::from_slice(&self.line) {
                         Ok(l) => l,
-                        Err(e) => return Some(Err(err(InputErrorKind::Json(e.to_string())))),
+                        Err(e) => {
+                            let xml = self.line.trim_ascii_start().starts_with(b"<");
+                            let hint = if xml {
+                                " (this line is XML: XML records are read without --format json)"
+                            } else {
+                                ""
+                            };
+                            return Some(Err(err(InputErrorKind::Json(format!("{e}{hint}")))));
+                        }
                     };
                     match line.into_record() {
                         Ok(Some(r)) => return Some(Ok(r)),
@@ -156,10 +171,16 @@ impl Line {
         };
         for (label, text) in self.fields {
             let bytes = match &text {
+                FieldText::Text(s) if !s.starts_with('(') => {
+                    // A plain string: a `char` array of its bytes.
+                    let v = Value::from_bytes(CType::Char, s.len(), false, s.as_bytes());
+                    rec.set_field(Label::field(&label), Some(v));
+                    continue;
+                }
                 FieldText::Text(s) => s.as_bytes(),
                 FieldText::Bytes(b) => b.as_slice(),
             };
-            let value = match parse_value(bytes) {
+            let value = match parse_value_unescaped(bytes) {
                 Ok((v, used)) if bytes[used..].iter().all(u8::is_ascii_whitespace) => v,
                 Ok((_, used)) => {
                     return Err(InputErrorKind::Json(format!(
@@ -316,8 +337,14 @@ impl<W: Write> JsonWriter<W> {
             }
             json_string(b, l.name())?;
             b.push(b':');
+            if v.ctype() == CType::Char && !v.is_scalar() && v.bytes().first() != Some(&b'(') {
+                if let Ok(text) = std::str::from_utf8(v.bytes()) {
+                    json_string(b, text)?;
+                    continue;
+                }
+            }
             self.text.clear();
-            write_value(v, &mut self.text);
+            write_value_unescaped(v, &mut self.text);
             match std::str::from_utf8(&self.text) {
                 Ok(s) => json_string(b, s)?,
                 Err(_) => {
@@ -409,7 +436,7 @@ mod tests {
 
     #[test]
     fn documented_example_reads_and_writes_back_identically() {
-        let line = "{\"fields\":{\"A\":\"(int)10\",\"s\":\"(char[2])h,i\"},\"tags\":{\"T\":2},\"btags\":{\"b\":1}}\n";
+        let line = "{\"fields\":{\"A\":\"(int)10\",\"s\":\"hi\",\"p\":\"(char[3])<,&,>\"},\"tags\":{\"T\":2},\"btags\":{\"b\":1}}\n";
         let recs = read_all(format!("{line}{{\"type\":\"terminate\"}}\n{line}").as_bytes());
         assert_eq!(recs.len(), 1, "nothing after terminate is read");
         let rec = recs
@@ -418,13 +445,71 @@ mod tests {
             .and_then(Result::ok)
             .unwrap_or_default();
         assert_eq!(rec.field(Label::field("A")), Some(&Some(Value::int(10))));
+        assert_eq!(
+            rec.field(Label::field("s")),
+            Some(&Some(Value::string("hi")))
+        );
+        assert_eq!(
+            rec.field(Label::field("p")),
+            Some(&Some(Value::string("<&>")))
+        );
         assert_eq!(rec.tag(Label::btag("b")), Some(1));
         let mut w = JsonWriter::new(Vec::new());
         w.write_record(&rec).unwrap();
         let out = w.finish().unwrap();
+        // A char array is written as a plain string.
         assert_eq!(
             String::from_utf8(out).unwrap(),
-            format!("{line}{{\"type\":\"terminate\"}}\n")
+            format!(
+                "{}{{\"type\":\"terminate\"}}\n",
+                line.replace("(char[3])<,&,>", "<&>")
+            )
+        );
+    }
+
+    #[test]
+    fn strings_are_json_without_xml_escapes_and_char_arrays_are_plain_text() {
+        let cases = [
+            // (value, as written)
+            (
+                Value::string("Hello, <world> & \"you\"\n"),
+                r#""Hello, <world> & \"you\"\n""#,
+            ),
+            (Value::string(""), r#""""#),
+            // A char array whose text starts with `(` keeps the C4SNet form.
+            (Value::string("(int)1"), r#""(char[6])(,i,n,t,),1""#),
+            (
+                Value::from_bytes(CType::UChar, 2, false, b"<&"),
+                r#""(unsigned char[2])<,&""#,
+            ),
+            (
+                Value::from_bytes(CType::Char, 1, true, b"<"),
+                r#""(char)<""#,
+            ),
+            (Value::int_array(&[1, -2]), r#""(int[2])1,-2""#),
+        ];
+        for (v, written) in cases {
+            let rec = Record::new().with_field("x", v.clone());
+            let mut w = JsonWriter::new(Vec::new());
+            w.write_record(&rec).unwrap();
+            let out = w.finish().unwrap();
+            let text = String::from_utf8(out.clone()).unwrap();
+            assert!(
+                text.starts_with(&format!("{{\"fields\":{{\"x\":{written}}}")),
+                "{text}"
+            );
+            let back: Vec<_> = JsonReader::new(out.as_slice()).collect();
+            assert_eq!(back.len(), 1);
+            assert_eq!(back[0].as_ref().ok(), Some(&rec), "{text}");
+        }
+        // Older output with XML escapes still reads.
+        let old = read_all(b"{\"fields\":{\"x\":\"(char[2])&lt;,&amp;\"}}\n");
+        assert_eq!(
+            old[0]
+                .as_ref()
+                .ok()
+                .and_then(|r| r.field(Label::field("x")).cloned()),
+            Some(Some(Value::string("<&")))
         );
     }
 
@@ -467,6 +552,27 @@ mod tests {
             .unwrap_or_default();
         assert_eq!(last.tag(Label::tag("T")), Some(4), "last value wins");
         assert_eq!(last.tags().len(), 1);
+    }
+
+    #[test]
+    fn an_xml_line_suggests_reading_it_as_xml() {
+        let recs = read_all(b"  <record type=\"data\" mode=\"textual\"/>\n");
+        let e = recs[0]
+            .as_ref()
+            .err()
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        assert!(
+            e.contains("XML records are read without --format json"),
+            "{e}"
+        );
+        let recs = read_all(b"nonsense\n");
+        let e = recs[0]
+            .as_ref()
+            .err()
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        assert!(!e.contains("XML"), "{e}");
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! `snet` command-line interface: `check`, `graph`, `run`, `trace`, `observe`, `bench`.
+//! `snet` command-line interface: `check`, `graph`, `stubs`, `run`, `trace`, `observe`, `bench`.
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -40,6 +40,8 @@ enum Command {
     /// Write the static network as Graphviz DOT, or as an SVG picture (`-o net.svg`),
     /// optionally with the figures of a `snet run --profile`.
     Graph(cli::graph::GraphArgs),
+    /// Print the C prototype of each C box of a program, with a skeleton body.
+    Stubs(cli::stubs::StubsArgs),
     /// Run a program on records (XML by default), with C boxes from SOURCES.
     Run(Box<cli::run::RunArgs>),
     /// Summarise a trace written by `snet run --trace`: per worker and per box or task.
@@ -81,6 +83,7 @@ fn main() -> ExitCode {
         .spawn(move || match cli.command {
             Command::Check(args) => cli::check::run(args),
             Command::Graph(args) => cli::graph::run(args),
+            Command::Stubs(args) => cli::stubs::run(args),
             Command::Run(args) => cli::run::run(*args),
             Command::Trace(args) => cli::trace::run(args),
             Command::Observe(args) => cli::observe::run(args),

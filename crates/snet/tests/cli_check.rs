@@ -142,3 +142,44 @@ fn check_prints_the_inferred_signature() {
         "net triangle ({<N>} -> {<S>})\n"
     );
 }
+
+#[test]
+fn stubs_print_each_c_box_with_its_prototype_and_a_body_that_builds_and_runs() {
+    let out = snet(&["stubs", "examples/c/matrix/matrix.snet"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("#include <C4SNet.h>\n"), "{text}");
+    assert!(
+        text.contains("/* box transpose (A, <n>) -> (A, B, <n>) */\nvoid *transpose(void *hnd, c4snet_data_t *A, int n)\n{"),
+        "{text}"
+    );
+    assert!(
+        text.contains("// C4SNetOut(hnd, 1, /* C: c4snet_data_t * */, /* <n>: int */);"),
+        "{text}"
+    );
+    // The skeletons compile, link and run (emitting nothing).
+    let dir = std::env::temp_dir().join(format!("snet-stubs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join("boxes.c");
+    std::fs::write(&src, &text).unwrap();
+    let input = dir.join("in.xml");
+    std::fs::write(
+        &input,
+        "<record type=\"data\"><tag label=\"n\">2</tag></record>\n",
+    )
+    .unwrap();
+    let out = snet(&[
+        "run",
+        "examples/c/matrix/matrix.snet",
+        src.to_str().unwrap(),
+        "-i",
+        input.to_str().unwrap(),
+        "--cflags",
+        "-Wall -Werror",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+    // A program with errors: exit 1 with the diagnostics.
+    let out = snet(&["stubs", "tests/does-not-exist.snet"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+}

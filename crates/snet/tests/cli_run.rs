@@ -714,6 +714,40 @@ fn a_c_box_that_calls_exit_is_named_and_the_output_so_far_is_kept() {
 }
 
 #[test]
+fn a_c_box_that_calls_exit_0_ends_the_run_with_status_1_and_its_record() {
+    for (engine, out, written) in run_box_that_dies("exits0", "#include <stdlib.h>", "exit(0);") {
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{engine}: {err}");
+        assert!(err.contains("box `third` called exit()"), "{engine}: {err}");
+        assert!(
+            err.contains("  record given: {A=(int)3}"),
+            "{engine}: {err}"
+        );
+        assert!(written.contains("(int)2"), "{engine}: {written:?}");
+    }
+}
+
+#[test]
+fn a_crash_report_shows_the_record_and_the_prototype_once() {
+    for (engine, out, _) in run_box_that_dies(
+        "crash1",
+        "#include <stddef.h>",
+        "volatile int *p = NULL; *p = 1;",
+    ) {
+        let err = died_of_sigsegv(&engine, &out);
+        assert_eq!(err.matches("crashed").count(), 1, "{engine}: {err}");
+        assert!(
+            err.contains("  record given: {A=(int)3}\n"),
+            "{engine}: {err}"
+        );
+        assert!(
+            err.contains("  C prototype expected: void *third(void *hnd, c4snet_data_t *A);\n"),
+            "{engine}: {err}"
+        );
+    }
+}
+
+#[test]
 fn box_concurrency_keeps_the_output_order_and_rejects_bad_limits() {
     // A C box that works longer on even values: concurrent invocations finish out of
     // order, the output must not.
@@ -867,6 +901,27 @@ fn tcp_options_conflicting_with_files_are_usage_errors() {
         text(&out.stderr).contains("127.0.0.1:1"),
         "{}",
         text(&out.stderr)
+    );
+}
+
+#[test]
+fn json_input_without_format_json_suggests_the_flag_and_json_strings_are_plain() {
+    let line =
+        "{\"fields\":{\"s\":\"a<b & \\\"c\\\"\",\"v\":\"(char[2])<,&\"},\"tags\":{\"t\":7}}\n";
+    let prog = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/lang/identity/identity.snet"
+    );
+    let out = snet(&["run", prog], line);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(err.contains("read it with --format json"), "{err}");
+    // Read as JSON: strings are JSON, char arrays plain text, no XML escapes.
+    let out = snet(&["run", prog, "--format", "json"], line);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "{\"fields\":{\"s\":\"a<b & \\\"c\\\"\",\"v\":\"<&\"},\"tags\":{\"t\":7},\"btags\":{}}\n{\"type\":\"terminate\"}\n"
     );
 }
 

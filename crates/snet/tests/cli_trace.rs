@@ -103,3 +103,35 @@ fn front_trace_counts_every_box_call_and_lpel_trace_every_dispatch() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_trace_or_profile_that_cannot_be_written_is_a_warning_and_the_run_keeps_its_status() {
+    // /dev/full: opening works (checked before the run), writing fails (at its end).
+    if !Path::new("/dev/full").exists() {
+        return;
+    }
+    for engine in ["front", "lpel"] {
+        for (flag, what) in [("--trace", "trace file"), ("--profile", "profile")] {
+            let out = snet(&[
+                "run",
+                "examples/lang/triangle/triangle.snet",
+                "-i",
+                "examples/lang/triangle/input.xml",
+                "--engine",
+                engine,
+                flag,
+                "/dev/full",
+            ]);
+            let err = text(&out.stderr);
+            assert_eq!(out.status.code(), Some(0), "{engine} {flag}: {err}");
+            assert!(
+                err.contains(&format!("warning: cannot write the {what} /dev/full")),
+                "{engine} {flag}: {err}"
+            );
+            assert!(
+                text(&out.stdout).contains("type=\"terminate\""),
+                "{engine} {flag}"
+            );
+        }
+    }
+}

@@ -116,3 +116,41 @@ fn every_shell_command_of_the_guide_runs_as_written() {
     assert!(ran >= 20, "only {ran} sh blocks found in docs/guide");
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
+
+/// The Rust-boxes chapter's whole program, compiled into this test, so that a change of
+/// the `snet` API that breaks it fails here (its `main` is private: it runs below as
+/// the example binary).
+#[path = "../../../examples/rust/first_box.rs"]
+#[allow(dead_code)]
+mod first_box;
+
+#[test]
+fn the_rust_chapter_shows_its_example_file_word_for_word_and_it_runs() {
+    let chapter = std::fs::read_to_string(root().join("docs/guide/04-rust-boxes.md")).unwrap();
+    let file = std::fs::read_to_string(root().join("examples/rust/first_box.rs")).unwrap();
+    let start = chapter.find("```rust\n").expect("a rust block") + "```rust\n".len();
+    let end = start + chapter[start..].find("\n```\n").expect("closed") + 1;
+    assert_eq!(
+        &chapter[start..end],
+        file,
+        "docs/guide/04-rust-boxes.md must show examples/rust/first_box.rs as it is"
+    );
+    // The Cargo.toml lines name this repository's `snet` crate.
+    assert!(chapter.contains("snet = { path = \"/path/to/snet/crates/snet\" }"));
+    // It runs and prints what the chapter shows (the example binary exists when `cargo
+    // test` built the examples, as a whole-workspace run does).
+    let want = chapter
+        .split("```console\ncargo run --release\n```\n\n```text\n")
+        .nth(1)
+        .and_then(|t| t.split("\n```").next())
+        .expect("the output block after `cargo run --release`");
+    let exe = Path::new(env!("CARGO_BIN_EXE_snet"))
+        .parent()
+        .unwrap()
+        .join("examples/first_box");
+    if exe.exists() {
+        let out = Command::new(&exe).output().expect("run the example");
+        assert!(out.status.success());
+        assert_eq!(trim(&String::from_utf8_lossy(&out.stdout)), trim(want));
+    }
+}

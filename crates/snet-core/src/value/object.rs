@@ -369,6 +369,38 @@ impl Value {
         drop(unsafe { Value::from_raw(p) });
     }
 
+    /// A new object of `len` zeroed elements, or `None` when the memory cannot be had
+    /// (a size that overflows, or that the allocator refuses) instead of ending the
+    /// process as [`Value::alloc`] does. The storage comes zeroed from the allocator
+    /// (`calloc`), so a huge object the system grants lazily is not touched here.
+    pub fn try_alloc(ctype: CType, len: usize, scalar: bool) -> Option<Value> {
+        let n = if scalar { 1 } else { len };
+        let terminated = !scalar && matches!(ctype, CType::Char | CType::UChar);
+        let bytes = n
+            .checked_mul(ctype.size())?
+            .checked_add(usize::from(terminated))?;
+        if bytes <= 16 {
+            return Some(Value::alloc(ctype, len, scalar));
+        }
+        let words = bytes.div_ceil(16);
+        let layout = std::alloc::Layout::array::<UnsafeCell<u128>>(words).ok()?;
+        // SAFETY: `layout` has a non-zero size (words >= 2).
+        let p = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<UnsafeCell<u128>>();
+        if p.is_null() {
+            return None;
+        }
+        // SAFETY: `p` is a fresh allocation of `words` zeroed cells with the layout of
+        // `[UnsafeCell<u128>]` from the global allocator, which `Box` frees with it.
+        let heap = unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(p, words)) };
+        Some(Value(Arc::new(Object {
+            ctype,
+            scalar,
+            len: n,
+            inline: UnsafeCell::new(0),
+            heap,
+        })))
+    }
+
     /// A new object of `len` zeroed elements (`C4SNetAlloc`, `C4SNetCreate`): reuses
     /// an object [`Value::release_raw`] kept when it has inline storage.
     pub fn alloc_raw(ctype: CType, len: usize, scalar: bool) -> Value {
@@ -435,6 +467,24 @@ impl fmt::Debug for Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn try_alloc_refuses_what_cannot_be_had_and_agrees_with_alloc_otherwise() {
+        assert!(Value::try_alloc(CType::Int, usize::MAX / 2, false).is_none());
+        assert!(Value::try_alloc(CType::Double, 1 << 60, false).is_none());
+        for (t, n, scalar) in [
+            (CType::Int, 1, true),
+            (CType::Char, 5, false),
+            (CType::Double, 100, false),
+        ] {
+            let v = Value::try_alloc(t, n, scalar).unwrap();
+            let w = Value::alloc(t, n, scalar);
+            assert_eq!(
+                (v.len(), v.is_scalar(), v.bytes()),
+                (w.len(), w.is_scalar(), w.bytes())
+            );
+        }
+    }
 
     #[test]
     fn a_scalar_c_code_freed_is_reused_zeroed_and_retyped() {

@@ -38,6 +38,17 @@ use std::fmt;
 
 /// Appends the §12.6 text of `v` to `out`.
 pub fn write_value(v: &Value, out: &mut Vec<u8>) {
+    write_value_with(v, out, true);
+}
+
+/// Appends the §12.6 text of `v` to `out` without XML escapes: a `char` or `unsigned
+/// char` element `<` or `&` is written as itself (for formats that are not XML, such
+/// as JSON lines). [`parse_value_unescaped`] reads it back.
+pub fn write_value_unescaped(v: &Value, out: &mut Vec<u8>) {
+    write_value_with(v, out, false);
+}
+
+fn write_value_with(v: &Value, out: &mut Vec<u8>, xml: bool) {
     let ctype = v.ctype();
     out.push(b'(');
     out.extend_from_slice(ctype.name().as_bytes());
@@ -52,7 +63,7 @@ pub fn write_value(v: &Value, out: &mut Vec<u8>) {
         if i > 0 {
             out.push(b',');
         }
-        write_element(ctype, e, out);
+        write_element(ctype, e, out, xml);
     }
 }
 
@@ -87,11 +98,11 @@ fn push_signed(out: &mut Vec<u8>, x: i64) {
     push_decimal(out, x.unsigned_abs(), x < 0);
 }
 
-fn write_element(ctype: CType, e: &[u8], out: &mut Vec<u8>) {
+fn write_element(ctype: CType, e: &[u8], out: &mut Vec<u8>, xml: bool) {
     match ctype {
         CType::UChar | CType::Char => match e[0] {
-            b'<' => out.extend_from_slice(b"&lt;"),
-            b'&' => out.extend_from_slice(b"&amp;"),
+            b'<' if xml => out.extend_from_slice(b"&lt;"),
+            b'&' if xml => out.extend_from_slice(b"&amp;"),
             b => out.push(b),
         },
         CType::UShort => push_decimal(out, u16::from_ne_bytes([e[0], e[1]]).into(), false),
@@ -233,6 +244,19 @@ fn err<T>(offset: usize, kind: ValueErrorKind) -> Result<T, ValueParseError> {
 /// element must be followed by `<` or the end of `text` (rule 5), and numbers stop at
 /// the first byte that cannot continue them (as `scanf` does).
 pub fn parse_value(text: &[u8]) -> Result<(Value, usize), ValueParseError> {
+    parse_value_with(text, true)
+}
+
+/// Parses one value written by [`write_value_unescaped`] at the start of `text`: as
+/// [`parse_value`], except that a character element may be any byte, `<` included,
+/// and the last one may be followed by anything (the caller checks what follows).
+/// `&lt;` and `&amp;` are still read as `<` and `&`; this is unambiguous, as every
+/// element is one byte followed by `,` or the end of the value.
+pub fn parse_value_unescaped(text: &[u8]) -> Result<(Value, usize), ValueParseError> {
+    parse_value_with(text, false)
+}
+
+fn parse_value_with(text: &[u8], xml: bool) -> Result<(Value, usize), ValueParseError> {
     if text.first() != Some(&b'(') {
         return err(0, ValueErrorKind::MissingOpenParen);
     }
@@ -295,7 +319,7 @@ pub fn parse_value(text: &[u8]) -> Result<(Value, usize), ValueParseError> {
             }
             pos += 1;
         }
-        let Some(used) = parse_element(ctype, &text[pos..], &mut bytes) else {
+        let Some(used) = parse_element(ctype, &text[pos..], &mut bytes, xml) else {
             return err(pos, ValueErrorKind::BadElement { index });
         };
         pos += used;
@@ -304,7 +328,7 @@ pub fn parse_value(text: &[u8]) -> Result<(Value, usize), ValueParseError> {
             let ok = if index + 1 < n {
                 next == Some(&b',')
             } else {
-                next.is_none() || next == Some(&b'<')
+                !xml || next.is_none() || next == Some(&b'<')
             };
             if !ok {
                 return err(pos, ValueErrorKind::CharNotTerminated { index });
@@ -318,7 +342,7 @@ pub fn parse_value(text: &[u8]) -> Result<(Value, usize), ValueParseError> {
 /// The bytes of the elements parsed so far.
 type ElementBytes = smallvec::SmallVec<[u8; 16]>;
 
-fn parse_element(ctype: CType, t: &[u8], out: &mut ElementBytes) -> Option<usize> {
+fn parse_element(ctype: CType, t: &[u8], out: &mut ElementBytes, xml: bool) -> Option<usize> {
     match ctype {
         CType::UChar | CType::Char => {
             let (b, used) = if t.starts_with(b"&lt;") {
@@ -327,7 +351,8 @@ fn parse_element(ctype: CType, t: &[u8], out: &mut ElementBytes) -> Option<usize
                 (b'&', 5)
             } else {
                 match t.first() {
-                    None | Some(b'<') => return None,
+                    None => return None,
+                    Some(b'<') if xml => return None,
                     Some(&b) => (b, 1),
                 }
             };

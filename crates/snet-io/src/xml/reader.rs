@@ -83,6 +83,8 @@ pub struct XmlReader<R> {
     junk: u64,
     /// Whether [`XmlReader::skip_until`] counts what it skips into `junk`.
     counting_junk: bool,
+    /// The first byte of the input that is not white space, once read.
+    first: Option<u8>,
     /// Attributes of the element being parsed (reused to avoid allocation).
     attrs: Vec<Attr>,
     /// Labels of the record being parsed, kept once it has [`LINEAR_LABELS`] of them
@@ -327,6 +329,7 @@ impl<R: Read> XmlReader<R> {
             records: 0,
             junk: 0,
             counting_junk: false,
+            first: None,
             attrs: Vec::new(),
             seen: HashSet::new(),
             labels: Vec::new(),
@@ -343,6 +346,13 @@ impl<R: Read> XmlReader<R> {
     /// record file, which a caller may want to say).
     pub fn junk_bytes(&self) -> u64 {
         self.junk
+    }
+
+    /// True if the input starts (after white space) with `{`, as JSON lines do and an
+    /// XML record file cannot: a caller that found no record may suggest
+    /// `--format json`.
+    pub fn looks_like_json(&self) -> bool {
+        self.first == Some(b'{')
     }
 
     /// True once a terminate record has been read (false if the input simply ended).
@@ -472,6 +482,9 @@ impl<R: Read> XmlReader<R> {
                 }
                 Ok(n) => {
                     self.buf.truncate(old + n);
+                    if self.first.is_none() {
+                        self.first = self.buf[old..].iter().copied().find(|&b| !is_ws(b));
+                    }
                     return Ok(true);
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}

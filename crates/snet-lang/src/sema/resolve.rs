@@ -684,9 +684,10 @@ impl<'a> Resolver<'a> {
             Some("before") => vec![Side::Before],
             Some("both") => vec![Side::Before, Side::After],
             Some(other) => {
-                self.md_warn(
+                self.md_observer_warn(
                     e,
                     &format!("`observer_type` `{other}` is not `before`, `after` or `both`; the observer is ignored"),
+                    "`observer_type` says which records are reported: those entering (`before`), leaving (`after`, the default) or both",
                 );
                 return Vec::new();
             }
@@ -696,9 +697,10 @@ impl<'a> Resolver<'a> {
             Some("labels") => Detail::Labels,
             Some("allvalues") => Detail::AllValues,
             Some(other) => {
-                self.md_warn(
+                self.md_observer_warn(
                     e,
                     &format!("`observer_data` `{other}` is not `labels`, `tagvalues` or `allvalues`; the observer is ignored"),
+                    "`observer_data` says how much of a record a report shows (`tagvalues` is the default)",
                 );
                 return Vec::new();
             }
@@ -710,24 +712,32 @@ impl<'a> Resolver<'a> {
         let target = match (val("observer_file"), val("observer_port")) {
             (Some(f), _) => Target::File(f.into()),
             (None, Some(p)) => {
-                match p.trim().parse::<u16>() {
+                match p
+                    .trim()
+                    .parse::<u16>()
+                    .ok()
+                    .filter(|&port| port != 0)
+                    .ok_or(())
+                {
                     Ok(port) => Target::Socket {
                         address: val("observer_address").unwrap_or_else(|| "127.0.0.1".into()),
                         port,
                     },
                     Err(_) => {
-                        self.md_warn(
-                        e,
-                        &format!("`observer_port` `{p}` is not a port number; the observer is ignored"),
-                    );
+                        self.md_observer_warn(
+                            e,
+                            &format!("`observer_port` `{p}` is not a port number; the observer is ignored"),
+                            "a TCP port is a whole number from 1 to 65535",
+                        );
                         return Vec::new();
                     }
                 }
             }
             (None, None) => {
-                self.md_warn(
+                self.md_observer_warn(
                     e,
                     "an observer needs `observer_file` or `observer_port`; the observer is ignored",
+                    "`<observer_file value=\"FILE\"/>` writes the reports to FILE; `<observer_port value=\"PORT\"/>` sends them to a TCP listener such as `snet observe PORT`",
                 );
                 return Vec::new();
             }
@@ -865,6 +875,16 @@ impl<'a> Resolver<'a> {
             Diagnostic::warning("W0003", msg.to_owned())
                 .primary(e.span, "")
                 .note("metadata constructs are `<default>`, `<boxdefault>`, `<netdefault>`, `<box name=...>` and `<net name=...>`"),
+        );
+    }
+
+    /// W0003 for an observer's value that cannot be used, with a note on what would be
+    /// (not the note on metadata constructs, which says nothing about it).
+    fn md_observer_warn(&mut self, e: &ast::MdElem, msg: &str, note: &str) {
+        self.diags.push(
+            Diagnostic::warning("W0003", msg.to_owned())
+                .primary(e.span, "")
+                .note(note.to_owned()),
         );
     }
 

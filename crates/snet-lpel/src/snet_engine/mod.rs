@@ -830,12 +830,13 @@ impl Engine for LpelEngine {
         }
         let wall = start.elapsed();
         let discarded = run.walker.finish(root);
+        let mut warnings = Vec::new();
         if let (Some(dest), Some(dir)) = (&self.config.trace_file, &mon_dir) {
             if let Err(e) = std::fs::copy(dir.join("trace.json"), dest) {
-                run.fail(engine_error(format!(
-                    "cannot write the trace {}: {e}",
+                warnings.push(format!(
+                    "cannot write the trace file {}: {e}",
                     dest.display()
-                )));
+                ));
             }
         }
         if let Some(dir) = temp_dir {
@@ -858,6 +859,7 @@ impl Engine for LpelEngine {
         let mut stats =
             RunStats::from_counters("lpel", &run.walker.counters, run.walker.insts.get());
         stats.discarded_in_sync = discarded as u64;
+        stats.warnings = warnings;
         stats.wall = wall;
         stats.stacks_created = lstats.workers.iter().map(|w| w.stacks_created).sum();
         stats.workers = lstats

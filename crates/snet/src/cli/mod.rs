@@ -9,6 +9,7 @@ pub(crate) mod prefetch;
 pub(crate) mod profile;
 pub(crate) mod progress;
 pub(crate) mod run;
+pub(crate) mod stubs;
 pub(crate) mod svg;
 pub(crate) mod term;
 pub(crate) mod trace;

@@ -7,10 +7,16 @@
 //! waits for; a non-interactive one never reads its socket, so an acknowledgement that
 //! would block is dropped instead. `--position` and `--label` filter what is printed
 //! (everything is still acknowledged); `--count N` ends after N printed reports,
-//! `--once` when the first connection closes.
+//! `--once` when the first connection closes (exit 1 if it ended with an error).
+//!
+//! Reports are found by their `</observer>`, not by lines: a value holding a newline
+//! is printed with `\n` (control characters, and `\` itself, are escaped so that a
+//! report stays on one line); bytes that are not UTF-8 are shown as U+FFFD; a
+//! connection that sends more than [`MAX_REPORT`] bytes without a `</observer>` is
+//! closed with an error on standard error, as is one whose read fails.
 
 use clap::Args;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -52,8 +58,8 @@ impl Report {
             .items
             .iter()
             .map(|(l, v)| match v {
-                Some(v) => format!("{l}={v}"),
-                None => l.clone(),
+                Some(v) => format!("{}={}", one_line(l), one_line(v)),
+                None => one_line(l),
             })
             .collect();
         let code = self
@@ -84,7 +90,8 @@ fn unescape(s: &str) -> String {
         .replace("&amp;", "&")
 }
 
-/// Parses one report document (the lines from `<observer` to `</observer>`).
+/// Parses one report document (from `<observer` to `</observer>`). Entries are found
+/// as elements, not lines: a value may hold a newline.
 fn parse(doc: &str) -> Option<Report> {
     let head_start = doc.find("<observer")?;
     let head = &doc[head_start..head_start + doc[head_start..].find('>')?];
@@ -95,13 +102,17 @@ fn parse(doc: &str) -> Option<Report> {
         code: attr(head, "code"),
         items: Vec::new(),
     };
-    for line in doc.lines() {
-        let line = line.trim();
+    let mut rest = &doc[head_start + head.len()..];
+    while let Some(lt) = rest.find('<') {
+        rest = &rest[lt..];
         let kind = ["field", "tag", "btag"]
             .into_iter()
-            .find(|k| line.starts_with(&format!("<{k} ")));
+            .find(|k| rest[1..].starts_with(k) && rest[1 + k.len()..].starts_with([' ', '/', '>']));
+        let Some(gt) = rest.find('>') else { break };
+        let (tag, after) = (&rest[..gt + 1], &rest[gt + 1..]);
+        rest = after;
         let Some(kind) = kind else { continue };
-        let Some(label) = attr(line, "label") else {
+        let Some(label) = attr(tag, "label") else {
             continue;
         };
         let shown = match kind {
@@ -109,18 +120,45 @@ fn parse(doc: &str) -> Option<Report> {
             "btag" => format!("<#{label}>"),
             _ => label,
         };
-        let value = line.find('>').and_then(|s| {
-            let rest = &line[s + 1..];
-            let e = rest.find("</")?;
-            Some(unescape(&rest[..e]))
-        });
+        let value = if tag.ends_with("/>") {
+            None
+        } else {
+            let close = format!("</{kind}>");
+            let e = rest.find(&close)?;
+            let v = unescape(&rest[..e]);
+            rest = &rest[e + close.len()..];
+            Some(v)
+        };
         r.items.push((shown, value));
     }
     Some(r)
 }
 
+/// `v` on one line: a backslash, newline, carriage return, tab and other control
+/// characters are written as `\\`, `\n`, `\r`, `\t` and `\xNN`.
+fn one_line(v: &str) -> String {
+    let mut out = String::with_capacity(v.len());
+    for c in v.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The largest report kept while its `</observer>` has not arrived: a peer that sends
+/// more without one is not an observer, and its connection is closed.
+const MAX_REPORT: usize = 256 << 20;
+
 struct Shared {
     args: ObserveArgs,
+    /// [`MAX_REPORT`] (smaller in tests).
+    max_report: usize,
     printed: AtomicU64,
     out: Mutex<std::io::Stdout>,
 }
@@ -136,6 +174,7 @@ pub(crate) fn run(args: ObserveArgs) -> ExitCode {
     eprintln!("snet observe: listening on 127.0.0.1:{port}");
     let shared = Arc::new(Shared {
         args,
+        max_report: MAX_REPORT,
         printed: AtomicU64::new(0),
         out: Mutex::new(std::io::stdout()),
     });
@@ -143,50 +182,84 @@ pub(crate) fn run(args: ObserveArgs) -> ExitCode {
         let Ok(conn) = conn else { continue };
         let s = shared.clone();
         if shared.args.once {
-            serve(conn, &s);
-            return ExitCode::SUCCESS;
+            return match serve(conn, &s) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(_) => ExitCode::from(1),
+            };
         }
         std::thread::spawn(move || serve(conn, &s));
     }
     ExitCode::SUCCESS
 }
 
-fn serve(conn: TcpStream, s: &Shared) {
-    let Ok(mut ack) = conn.try_clone() else {
-        return;
-    };
-    let mut reader = BufReader::new(conn);
-    let mut doc = String::new();
-    let mut line = String::new();
+/// Serves one connection until it closes; an error (a failed read, a report beyond
+/// [`MAX_REPORT`]) is said on standard error and returned.
+fn serve(conn: TcpStream, s: &Shared) -> Result<(), String> {
+    let peer = conn
+        .peer_addr()
+        .map_or_else(|_| "a peer".to_owned(), |a| a.to_string());
+    let mut ack = conn
+        .try_clone()
+        .map_err(|e| say(format!("connection from {peer}: {e}")))?;
+    let mut conn = conn;
+    let mut buf: Vec<u8> = Vec::new();
+    let mut chunk = vec![0u8; 64 << 10];
+    // Where the search for `</observer>` resumes.
+    let mut from = 0;
     loop {
-        line.clear();
-        match reader.read_line(&mut line) {
-            Ok(0) | Err(_) => return,
-            Ok(_) => {}
-        }
-        doc.push_str(&line);
-        if line.trim_end() != "</observer>" {
-            continue;
-        }
-        if let Some(r) = parse(&doc) {
-            // An interactive observer waits for this; a non-interactive one never reads
-            // it, so a full socket buffer drops the answer rather than blocking.
-            let _ = ack.set_nonblocking(true);
-            let _ = ack.write_all(format!("<observer oid=\"{}\"/>\n", r.oid).as_bytes());
-            let _ = ack.set_nonblocking(false);
-            if wanted(&r, &s.args) {
-                let n = s.printed.fetch_add(1, Ordering::Relaxed) + 1;
-                {
-                    let mut out = s.out.lock().unwrap_or_else(|e| e.into_inner());
-                    let _ = writeln!(out, "{}", r.show());
-                    let _ = out.flush();
-                }
-                if s.args.count.is_some_and(|c| n >= c) {
-                    std::process::exit(0);
-                }
+        let n = match conn.read(&mut chunk) {
+            Ok(0) => return Ok(()),
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(say(format!("connection from {peer}: {e}"))),
+        };
+        buf.extend_from_slice(&chunk[..n]);
+        const END: &[u8] = b"</observer>";
+        while let Some(at) = buf[from..].windows(END.len()).position(|w| w == END) {
+            let end = from + at + END.len();
+            // Reports are XML text; a byte that is not UTF-8 is shown replaced, never
+            // a reason to drop the connection.
+            let doc = String::from_utf8_lossy(&buf[..end]).into_owned();
+            buf.drain(..end);
+            from = 0;
+            if let Some(r) = parse(&doc) {
+                handle(&r, &mut ack, s);
             }
         }
-        doc.clear();
+        from = buf.len().saturating_sub(END.len() - 1);
+        if buf.len() > s.max_report {
+            return Err(say(format!(
+                "connection from {peer}: more than {} bytes without `</observer>`: not an \
+                 observer report; connection closed",
+                s.max_report
+            )));
+        }
+    }
+}
+
+/// Prints `msg` as an error of `snet observe` on standard error and returns it.
+fn say(msg: String) -> String {
+    eprintln!("snet observe: error: {msg}");
+    msg
+}
+
+/// Acknowledges and (if wanted) prints one report.
+fn handle(r: &Report, ack: &mut TcpStream, s: &Shared) {
+    // An interactive observer waits for this; a non-interactive one never reads it, so
+    // a full socket buffer drops the answer rather than blocking.
+    let _ = ack.set_nonblocking(true);
+    let _ = ack.write_all(format!("<observer oid=\"{}\"/>\n", r.oid).as_bytes());
+    let _ = ack.set_nonblocking(false);
+    if wanted(r, &s.args) {
+        let n = s.printed.fetch_add(1, Ordering::Relaxed) + 1;
+        {
+            let mut out = s.out.lock().unwrap_or_else(|e| e.into_inner());
+            let _ = writeln!(out, "{}", r.show());
+            let _ = out.flush();
+        }
+        if s.args.count.is_some_and(|c| n >= c) {
+            std::process::exit(0);
+        }
     }
 }
 
@@ -198,6 +271,68 @@ fn wanted(r: &Report, args: &ObserveArgs) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn args() -> ObserveArgs {
+        ObserveArgs {
+            port: 0,
+            position: Vec::new(),
+            label: Vec::new(),
+            count: None,
+            once: true,
+        }
+    }
+
+    #[test]
+    fn a_value_holding_a_newline_is_kept_and_shown_on_one_line() {
+        let doc = "<observer oid=\"0\" position=\"p\" type=\"before\" >\n<record type=\"data\" mode=\"textual\" >\n<field label=\"s\" interface=\"C4SNet\" >(char[3])a,\n,\\</field>\n<tag label=\"t\" >1</tag>\n</record>\n</observer>\n";
+        let r = parse(doc).unwrap();
+        assert_eq!(r.show(), "oid 0 p before: {s=(char[3])a,\\n,\\\\, <t>=1}");
+    }
+
+    /// Serves one connection that sends `bytes`; returns the result, the reports
+    /// printed and the answers the peer got.
+    fn serve_bytes(bytes: Vec<u8>, max_report: usize) -> (Result<(), String>, u64, String) {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        let peer = std::thread::spawn(move || {
+            let mut c = TcpStream::connect(addr).unwrap();
+            let _ = c.write_all(&bytes);
+            let _ = c.shutdown(std::net::Shutdown::Write);
+            let mut got = String::new();
+            let _ = c.read_to_string(&mut got);
+            got
+        });
+        let (conn, _) = l.accept().unwrap();
+        let shared = Shared {
+            args: args(),
+            max_report,
+            printed: AtomicU64::new(0),
+            out: Mutex::new(std::io::stdout()),
+        };
+        let r = serve(conn, &shared);
+        let printed = shared.printed.load(Ordering::Relaxed);
+        (r, printed, peer.join().unwrap())
+    }
+
+    #[test]
+    fn a_byte_that_is_not_utf8_keeps_the_connection_and_a_report_without_end_is_bounded() {
+        let one = |v: &[u8]| {
+            let mut d = b"<observer oid=\"1\" position=\"p\" type=\"after\" >\n<record type=\"data\" mode=\"textual\" >\n<field label=\"s\" >(unsigned char[1])".to_vec();
+            d.extend_from_slice(v);
+            d.extend_from_slice(b"</field>\n</record>\n</observer>\n");
+            d
+        };
+        let mut bytes = one(&[0xff]);
+        bytes.extend(one(b"x"));
+        let (r, printed, acks) = serve_bytes(bytes, MAX_REPORT);
+        assert!(r.is_ok(), "{r:?}");
+        assert_eq!(printed, 2);
+        assert_eq!(acks, "<observer oid=\"1\"/>\n<observer oid=\"1\"/>\n");
+        // No newline and no end: closed with an error once past the limit.
+        let (r, printed, _) = serve_bytes(vec![b'x'; 1 << 20], 100_000);
+        assert!(r.unwrap_err().contains("without `</observer>`"));
+        assert_eq!(printed, 0);
+    }
 
     #[test]
     fn a_report_prints_on_one_line_with_its_values() {

@@ -619,6 +619,9 @@ fn report(
                     .drain()
                     .map_err(|e| format!("cannot write the output: {e}"))
             });
+            for w in &stats.warnings {
+                eprintln!("warning: {w}");
+            }
             if stats.discarded_in_sync > 0 {
                 eprintln!(
                     "warning: {} record(s) left in waiting synchrocells were discarded at the end of the run",
@@ -904,6 +907,7 @@ fn merge_results(results: Vec<snet::dist::NodeResult>) -> Result<snet::RunStats,
         total.records_stored += st.records_stored;
         total.sync_merges += st.sync_merges;
         total.discarded_in_sync += st.discarded_in_sync;
+        total.warnings.extend(st.warnings.iter().cloned());
     }
     Ok(total)
 }
@@ -1187,11 +1191,16 @@ impl<R: Read + Send> RecordSource for Source<R> {
                     // so rather than run on nothing and exit 0.
                     if let SourceKind::Xml(r) = &self.inner {
                         if r.records_seen() == 0 && r.junk_bytes() > 0 {
+                            let hint = if r.looks_like_json() {
+                                "it looks like JSON lines: read it with --format json"
+                            } else {
+                                "is this an S-Net XML record file?"
+                            };
                             return Err(RunError::new(
                                 "global input",
                                 None,
                                 format!(
-                                    "no S-Net record in the input: {} bytes were read and none is a `<record ...>` element (spec §11.2); is this an S-Net XML record file?",
+                                    "no S-Net record in the input: {} bytes were read and none is a `<record ...>` element (spec §11.2); {hint}",
                                     r.offset()
                                 ),
                             ));

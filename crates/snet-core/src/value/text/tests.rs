@@ -447,29 +447,29 @@ proptest! {
     fn integer_scans_match_the_c_library(s in "[ \t\n]{0,2}[-+]{0,2}[0-9]{0,24}[a-z.]{0,2}") {
         let b = s.as_bytes();
         let mut out = ElementBytes::new();
-        let rust = parse_element(CType::Short, b, &mut out).map(|n| (i16::from_ne_bytes([out[0], out[1]]), n));
+        let rust = parse_element(CType::Short, b, &mut out, true).map(|n| (i16::from_ne_bytes([out[0], out[1]]), n));
         prop_assert_eq!(rust, reference::scan_hd(b));
         out.clear();
-        let rust = parse_element(CType::UShort, b, &mut out).map(|n| (u16::from_ne_bytes([out[0], out[1]]), n));
+        let rust = parse_element(CType::UShort, b, &mut out, true).map(|n| (u16::from_ne_bytes([out[0], out[1]]), n));
         prop_assert_eq!(rust, reference::scan_hu(b));
         out.clear();
-        let rust = parse_element(CType::Int, b, &mut out).map(|n| (i32::from_ne_bytes(arr(&out)), n));
+        let rust = parse_element(CType::Int, b, &mut out, true).map(|n| (i32::from_ne_bytes(arr(&out)), n));
         prop_assert_eq!(rust, reference::scan_d(b));
         out.clear();
-        let rust = parse_element(CType::UInt, b, &mut out).map(|n| (u32::from_ne_bytes(arr(&out)), n));
+        let rust = parse_element(CType::UInt, b, &mut out, true).map(|n| (u32::from_ne_bytes(arr(&out)), n));
         prop_assert_eq!(rust, reference::scan_u(b));
         out.clear();
-        let rust = parse_element(CType::Long, b, &mut out).map(|n| (i64::from_ne_bytes(arr(&out)), n));
+        let rust = parse_element(CType::Long, b, &mut out, true).map(|n| (i64::from_ne_bytes(arr(&out)), n));
         prop_assert_eq!(rust, reference::scan_ld(b));
         out.clear();
-        let rust = parse_element(CType::ULong, b, &mut out).map(|n| (u64::from_ne_bytes(arr(&out)), n));
+        let rust = parse_element(CType::ULong, b, &mut out, true).map(|n| (u64::from_ne_bytes(arr(&out)), n));
         prop_assert_eq!(rust, reference::scan_lu(b));
     }
 
     #[test]
     fn integer_scans_match_on_arbitrary_bytes(b in proptest::collection::vec(any::<u8>(), 0..12)) {
         let mut out = ElementBytes::new();
-        let rust = parse_element(CType::Long, &b, &mut out).map(|n| (i64::from_ne_bytes(arr(&out)), n));
+        let rust = parse_element(CType::Long, &b, &mut out, true).map(|n| (i64::from_ne_bytes(arr(&out)), n));
         // the C scan sees the text up to a NUL, as our NUL-terminated copy does
         let upto = b.iter().position(|&c| c == 0).unwrap_or(b.len());
         prop_assert_eq!(rust, reference::scan_ld(&b[..upto]));
@@ -481,11 +481,11 @@ proptest! {
     ) {
         let b = s.as_bytes();
         let mut out = ElementBytes::new();
-        let rust = parse_element(CType::Double, b, &mut out).map(|n| (f64::from_ne_bytes(arr(&out)).to_bits(), n));
+        let rust = parse_element(CType::Double, b, &mut out, true).map(|n| (f64::from_ne_bytes(arr(&out)).to_bits(), n));
         let c = cfmt::scan_double(number_token(b)).map(|(x, n)| (x.to_bits(), n));
         prop_assert_eq!(rust, c, "{:?}", s);
         out.clear();
-        let rust = parse_element(CType::Float, b, &mut out).map(|n| (f32::from_ne_bytes(arr(&out)).to_bits(), n));
+        let rust = parse_element(CType::Float, b, &mut out, true).map(|n| (f32::from_ne_bytes(arr(&out)).to_bits(), n));
         let c = cfmt::scan_float(number_token(b)).map(|(x, n)| (x.to_bits(), n));
         prop_assert_eq!(rust, c, "{:?}", s);
     }
@@ -497,11 +497,11 @@ proptest! {
         for s in [format!("{x:.prec$e}"), format!("{x:.prec$}"), format!("{x}")] {
             let b = s.as_bytes();
             let mut out = ElementBytes::new();
-            let rust = parse_element(CType::Double, b, &mut out).map(|n| (f64::from_ne_bytes(arr(&out)).to_bits(), n));
+            let rust = parse_element(CType::Double, b, &mut out, true).map(|n| (f64::from_ne_bytes(arr(&out)).to_bits(), n));
             let c = cfmt::scan_double(b).map(|(x, n)| (x.to_bits(), n));
             prop_assert_eq!(rust, c, "{:?}", s);
             out.clear();
-            let rust = parse_element(CType::Float, b, &mut out).map(|n| (f32::from_ne_bytes(arr(&out)).to_bits(), n));
+            let rust = parse_element(CType::Float, b, &mut out, true).map(|n| (f32::from_ne_bytes(arr(&out)).to_bits(), n));
             let c = cfmt::scan_float(b).map(|(x, n)| (x.to_bits(), n));
             prop_assert_eq!(rust, c, "{:?}", s);
         }
