@@ -9,7 +9,6 @@ pub(crate) mod prefetch;
 pub(crate) mod profile;
 pub(crate) mod progress;
 pub(crate) mod run;
-pub(crate) mod svg;
 pub(crate) mod term;
 pub(crate) mod trace;
 
