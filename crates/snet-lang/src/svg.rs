@@ -48,7 +48,9 @@ const VGAP: f64 = 14.0;
 /// Vertical gap between the rows of a wrapped chain.
 const ROW_GAP: f64 = 30.0;
 /// A chain wider than this (pixels) wraps into rows.
-pub(crate) const MAX_ROW: f64 = 1200.0;
+pub(crate) const MAX_ROW: f64 = 1400.0;
+/// The least row width a nested chain gets, however deep it is.
+const MIN_ROW: f64 = 320.0;
 /// Margin around the drawing.
 pub(crate) const MARGIN: f64 = 12.0;
 /// Longest edge label drawn in full (characters); longer ones show a count.
@@ -294,21 +296,32 @@ fn width(a: Option<u32>, b: Option<u32>) -> u32 {
     a.max(b).unwrap_or(1).max(1)
 }
 
-/// Places `items` left to right, wrapping into rows at [`MAX_ROW`]; `labels[i]` is the
-/// type on the edge from item `i` to item `i + 1`.
-fn chain(mut items: Vec<Block>, labels: Vec<String>) -> Block {
+/// The widest gap before an item of a chain with edge labels `labels`.
+fn lead(labels: &[String]) -> f64 {
+    labels
+        .iter()
+        .map(|l| (label_w(l) + 16.0).max(GAP))
+        .fold(GAP, f64::max)
+}
+
+/// Places `items` left to right, wrapping into rows `max_row` pixels wide; `labels[i]`
+/// is the type on the edge from item `i` to item `i + 1`. With `extend`, a last row
+/// shorter than the block ends in a line to the block's right edge (its exit).
+fn chain(mut items: Vec<Block>, labels: Vec<String>, max_row: f64, extend: bool) -> Block {
     debug_assert_eq!(items.len(), labels.len() + 1);
     if items.len() == 1 {
-        return items.pop().unwrap_or_else(|| Block::new(0.0, 0.0, 0.0, 0.0));
+        return items
+            .pop()
+            .unwrap_or_else(|| Block::new(0.0, 0.0, 0.0, 0.0));
     }
-    let gap = |i: usize| (label_w(&labels[i - 1]) + 16.0).max(GAP);
+    let gap = |i: usize| lead(&labels[i - 1..i]);
     // Rows of item indices and their x positions.
     let mut rows: Vec<Vec<(usize, f64)>> = vec![Vec::new()];
     let mut x = 0.0;
     for (i, it) in items.iter().enumerate() {
         let g = if i == 0 { 0.0 } else { gap(i) };
         let row = rows.last_mut().expect("a row");
-        if !row.is_empty() && x + g + it.w > MAX_ROW {
+        if !row.is_empty() && x + g + it.w > max_row {
             rows.push(vec![(i, g)]);
             x = g + it.w;
         } else {
@@ -343,7 +356,7 @@ fn chain(mut items: Vec<Block>, labels: Vec<String>) -> Block {
             .map(|&(i, _)| pos[i].1 + items[i].h)
             .fold(axis + below, f64::max);
         let &(last, lx) = row.last().expect("a row is not empty");
-        let right = lx + items[last].w + if r + 1 < rows.len() { 10.0 } else { 0.0 };
+        let right = lx + items[last].w + if r + 1 < rows.len() { 8.0 } else { 0.0 };
         w = w.max(right);
         axes.push(axis);
         bottoms.push(bottom);
@@ -359,10 +372,7 @@ fn chain(mut items: Vec<Block>, labels: Vec<String>) -> Block {
                 continue;
             }
             let prev = &items[i - 1];
-            let from = (
-                pos[i - 1].0 + prev.w,
-                pos[i - 1].1 + prev.exit,
-            );
+            let from = (pos[i - 1].0 + prev.w, pos[i - 1].1 + prev.exit);
             let to = (x, axes[r]);
             let wd = width(prev.out_w, items[i].in_w);
             let full = &labels[i - 1];
@@ -373,7 +383,11 @@ fn chain(mut items: Vec<Block>, labels: Vec<String>) -> Block {
                     pts.push((from.0 + 6.0, to.1));
                 }
                 pts.push(to);
-                let lx = if pts.len() > 2 { from.0 + 10.0 } else { from.0 + 8.0 };
+                let lx = if pts.len() > 2 {
+                    from.0 + 10.0
+                } else {
+                    from.0 + 8.0
+                };
                 b.front.push(edge(pts, full, Some((lx, to.1 - 4.0)), wd));
             } else {
                 // Into the next row: right, down between the rows, back to the left.
@@ -393,9 +407,11 @@ fn chain(mut items: Vec<Block>, labels: Vec<String>) -> Block {
     let last = items.len() - 1;
     let end = (pos[last].0 + items[last].w, pos[last].1 + items[last].exit);
     b.exit = end.1;
-    if end.0 < b.w - 0.5 {
-        b.front
-            .push(line(vec![end, (b.w, end.1)], width(items[last].out_w, None)));
+    if extend && end.0 < b.w - 0.5 {
+        b.front.push(line(
+            vec![end, (b.w, end.1)],
+            width(items[last].out_w, None),
+        ));
     }
     for (it, (x, y)) in items.into_iter().zip(pos) {
         b.kids.push((x, y, it));
@@ -492,20 +508,29 @@ impl Layout<'_> {
         out
     }
 
-    fn block(&self, id: NodeId) -> Block {
-        crate::grow(|| self.block_inner(id))
+    /// Lays out node `id`; chains in it wrap at `room` pixels (less the frames around
+    /// them).
+    fn block(&self, id: NodeId, room: f64) -> Block {
+        crate::grow(|| self.block_inner(id, room.max(MIN_ROW)))
     }
 
-    fn serial(&self, id: NodeId) -> Block {
+    fn serial(&self, id: NodeId, room: f64) -> Block {
         let parts = self.flatten(id);
-        let labels = parts[..parts.len() - 1]
+        let labels: Vec<String> = parts[..parts.len() - 1]
             .iter()
             .map(|&p| self.out_types(p))
             .collect();
-        chain(parts.iter().map(|&p| self.block(p)).collect(), labels)
+        // A row may start with the label of the edge coming into it.
+        let inner = room - lead(&labels);
+        chain(
+            parts.iter().map(|&p| self.block(p, inner)).collect(),
+            labels,
+            room,
+            true,
+        )
     }
 
-    fn block_inner(&self, id: NodeId) -> Block {
+    fn block_inner(&self, id: NodeId, room: f64) -> Block {
         let net = self.net;
         let n = net.node(id);
         match &n.kind {
@@ -528,7 +553,12 @@ impl Layout<'_> {
                 b
             }
             NodeKind::Observe(o) => leaf(
-                vec![format!("observer {} ({}, {})", o.oid, o.side.name(), o.target)],
+                vec![format!(
+                    "observer {} ({}, {})",
+                    o.oid,
+                    o.side.name(),
+                    o.target
+                )],
                 format!("observer {}", o.oid),
                 "#fffbe6",
                 Look::Observer,
@@ -557,19 +587,30 @@ impl Layout<'_> {
                     Look::Sync,
                 )
             }
-            NodeKind::Serial(..) => self.serial(id),
+            NodeKind::Serial(..) => self.serial(id, room),
             NodeKind::Parallel {
                 branches,
                 routes,
                 det,
             } => {
-                let kids: Vec<(Block, Option<String>, String)> = branches
+                let labels: Vec<(Option<String>, String)> = branches
                     .iter()
                     .zip(routes)
                     .map(|(&br, route)| {
                         let r = (!route.is_empty()).then(|| show_families(route));
-                        (self.block(br), r, self.out_types(br))
+                        (r, self.out_types(br))
                     })
+                    .collect();
+                let lw = labels
+                    .iter()
+                    .map(|(r, _)| r.as_deref().map_or(text_w("initialiser", SMALL), label_w))
+                    .fold(0.0, f64::max);
+                let ow = labels.iter().map(|(_, o)| label_w(o)).fold(0.0, f64::max);
+                let inner = room - (2.0 * PAD + 32.0 + lw + ow);
+                let kids: Vec<(Block, Option<String>, String)> = branches
+                    .iter()
+                    .zip(labels)
+                    .map(|(&br, (r, o))| (self.block(br, inner), r, o))
                     .collect();
                 let op = if *det { "||" } else { "|" };
                 let kind = if *det {
@@ -582,10 +623,12 @@ impl Layout<'_> {
             NodeKind::Star { body, exits, det } => {
                 let op = if *det { "**" } else { "*" };
                 let pats = show_pats(exits);
-                let body_b = self.block(*body);
+                let input = self.in_types(*body);
+                let inner = room - (2.0 * PAD + 32.0 + label_w(&input) + label_w(&pats));
+                let body_b = self.block(*body, inner);
                 looped(
                     body_b,
-                    &self.in_types(*body),
+                    &input,
                     "next stage",
                     &pats,
                     Some(&pats),
@@ -595,12 +638,14 @@ impl Layout<'_> {
             }
             NodeKind::Feedback { body, back } => {
                 let pats = show_pats(back);
-                let body_b = self.block(*body);
+                let (input, output) = (self.in_types(*body), self.out_types(*body));
+                let inner = room - (2.0 * PAD + 32.0 + label_w(&input) + label_w(&output));
+                let body_b = self.block(*body, inner);
                 looped(
                     body_b,
-                    &self.in_types(*body),
+                    &input,
                     &pats,
-                    &self.out_types(*body),
+                    &output,
                     None,
                     &format!("\\ {pats}"),
                     &format!("feedback\n{}", n.loc),
@@ -618,17 +663,19 @@ impl Layout<'_> {
                     (false, true) => format!("!@ {index}: replica v on node v"),
                     (true, true) => format!("!!@ {index}: replica v on node v"),
                 };
-                let body_b = self.block(*body);
+                let (input, output) = (format!("replica per {index}"), self.out_types(*body));
+                let inner = room - (2.0 * PAD + 40.0 + label_w(&input) + label_w(&output));
+                let body_b = self.block(*body, inner);
                 split(
                     body_b,
-                    &format!("replica per {index}"),
-                    &self.out_types(*body),
+                    &input,
+                    &output,
                     &op,
                     &format!("parallel replication\n{}", n.loc),
                 )
             }
             NodeKind::At { body, node } => {
-                let inner = self.block(*body);
+                let inner = self.block(*body, room - 2.0 * PAD);
                 let mut b = Block::new(inner.w + 2.0 * PAD, HEAD + inner.h + PAD, 0.0, 0.0);
                 let (ex, ey) = (PAD, HEAD + inner.entry);
                 let (xx, xy) = (PAD + inner.w, HEAD + inner.exit);
@@ -882,14 +929,22 @@ fn prim(p: &Prim, ox: f64, oy: f64, out: &mut String) {
             bold_first,
             middle,
         } => {
-            let anchor = if *middle { " text-anchor=\"middle\"" } else { "" };
+            let anchor = if *middle {
+                " text-anchor=\"middle\""
+            } else {
+                ""
+            };
             let _ = write!(
                 out,
                 "<text x=\"{}\" y=\"{}\" font-size=\"{size}\"{anchor}>",
                 n(ox + x),
                 n(oy + y)
             );
-            if lines.len() == 1 && !bold_first {
+            if lines.len() == 1 {
+                if *bold_first {
+                    out.truncate(out.len() - 1);
+                    out.push_str(" font-weight=\"bold\">");
+                }
                 esc(&lines[0], out);
             } else {
                 for (i, l) in lines.iter().enumerate() {
@@ -978,23 +1033,26 @@ pub(crate) fn render(net: &Net, types: &[NodeTypes], heat: &DotHeat) -> String {
     // The entry network's own chain joins the one from `in` to `out`, so that it wraps
     // as one.
     let parts = lay.flatten(net.root);
-    let mut items = Vec::with_capacity(parts.len() + 2);
     let mut labels = Vec::with_capacity(parts.len() + 1);
-    items.push(input);
     labels.push(show_type(&root.input));
     for (k, &p) in parts.iter().enumerate() {
-        items.push(lay.block(p));
         labels.push(if k + 1 < parts.len() {
             lay.out_types(p)
         } else {
             show_type(&root.output)
         });
     }
+    let inner = MAX_ROW - lead(&labels);
+    let mut items = Vec::with_capacity(parts.len() + 2);
+    items.push(input);
+    items.extend(parts.iter().map(|&p| lay.block(p, inner)));
     items.push(output);
-    let body = chain(items, labels);
+    let body = chain(items, labels, MAX_ROW, false);
     let title = format!("net {}", net.entry);
     let top = MARGIN + 22.0;
-    let w = n(body.w + 2.0 * MARGIN).max(n(text_w(&title, 14.0) + 2.0 * MARGIN)).ceil();
+    let w = n(body.w + 2.0 * MARGIN)
+        .max(n(text_w(&title, 14.0) + 2.0 * MARGIN))
+        .ceil();
     let h = (top + body.h + MARGIN).ceil();
     let mut out = String::with_capacity(256 + 400 * net.nodes.len());
     let _ = write!(
@@ -1038,7 +1096,7 @@ mod tests {
             .map(|i| leaf(vec![format!("b{i}")], String::new(), "#fff", Look::Box))
             .collect();
         let labels = vec!["{x}".to_owned(); 99];
-        let b = chain(items, labels);
+        let b = chain(items, labels, MAX_ROW, true);
         assert!(b.w <= MAX_ROW + 10.0, "{}", b.w);
         assert!(b.h > 5.0 * LINE, "several rows: {}", b.h);
     }

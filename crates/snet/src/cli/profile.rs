@@ -308,7 +308,7 @@ mod tests {
         assert_eq!(rows[0].records_out, Some(4));
         assert_eq!(warnings.len(), 3, "{warnings:?}");
         assert!(
-            warnings[0].contains("box `odd`: `calls` is 1e300"),
+            warnings[0].contains("box `odd`: `calls` is 1e+300"),
             "{warnings:?}"
         );
         assert!(warnings.iter().any(|w| w.contains("`busy_s` is -2.5")));
