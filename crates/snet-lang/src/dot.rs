@@ -353,10 +353,14 @@ impl Dot<'_> {
                 let op = match (*det, *placed) {
                     (false, false) => "!",
                     (true, false) => "!!",
-                    (false, true) => "!@ (replica v on node v)",
-                    (true, true) => "!!@ (replica v on node v)",
+                    (false, true) => "!@",
+                    (true, true) => "!!@",
                 };
-                self.cluster_open(&format!("{op} {index}"));
+                if *placed {
+                    self.cluster_open(&format!("{op} {index}: replica v on node v"));
+                } else {
+                    self.cluster_open(&format!("{op} {index}"));
+                }
                 let s = self.point("split");
                 let m = self.point("merge");
                 let (e, x) = self.node(*body);
@@ -369,7 +373,7 @@ impl Dot<'_> {
             }
             NodeKind::At { body, node } => {
                 // A placement: a cluster around its operand, named by the node.
-                self.cluster_open(&format!("@ {node} (runs on node {node})"));
+                self.cluster_open(&format!("node {node} (@ {node})"));
                 let r = self.node(*body);
                 self.cluster_close();
                 r

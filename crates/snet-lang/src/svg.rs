@@ -258,7 +258,8 @@ fn leaf(lines: Vec<String>, title: String, fill: &str, look: Look) -> Block {
 
 fn edge(points: Vec<(f64, f64)>, full: &str, at: Option<(f64, f64)>, width: u32) -> Prim {
     Prim::Edge(Edge {
-        label: at.map(|(x, y)| (short_label(full), x, y)),
+        // Above the line, however wide it is.
+        label: at.map(|(x, y)| (short_label(full), x, y - f64::from(width - 1) / 2.0)),
         title: full.to_owned(),
         points,
         width,
@@ -321,7 +322,10 @@ fn chain(mut items: Vec<Block>, labels: Vec<String>, max_row: f64, extend: bool)
     for (i, it) in items.iter().enumerate() {
         let g = if i == 0 { 0.0 } else { gap(i) };
         let row = rows.last_mut().expect("a row");
-        if !row.is_empty() && x + g + it.w > max_row {
+        // Wrap when the item does not fit on this row but does on a new one (an item
+        // wider than a row stays where it is: a row of its own would not narrow the
+        // picture).
+        if !row.is_empty() && x + g + it.w > max_row && g + it.w <= max_row {
             rows.push(vec![(i, g)]);
             x = g + it.w;
         } else {
