@@ -265,7 +265,6 @@ fn edge(points: Vec<(f64, f64)>, full: &str, at: Option<(f64, f64)>, width: u32)
         width,
         style: 0,
         arrow: true,
-        ..Edge::default()
     })
 }
 
@@ -317,22 +316,23 @@ fn chain(mut items: Vec<Block>, labels: Vec<String>, max_row: f64, extend: bool)
     }
     let gap = |i: usize| lead(&labels[i - 1..i]);
     // Rows of item indices and their x positions.
-    let mut rows: Vec<Vec<(usize, f64)>> = vec![Vec::new()];
+    let mut rows: Vec<Vec<(usize, f64)>> = Vec::new();
+    let mut row: Vec<(usize, f64)> = Vec::new();
     let mut x = 0.0;
     for (i, it) in items.iter().enumerate() {
         let g = if i == 0 { 0.0 } else { gap(i) };
-        let row = rows.last_mut().expect("a row");
         // Wrap when the item does not fit on this row but does on a new one (an item
         // wider than a row stays where it is: a row of its own would not narrow the
         // picture).
         if !row.is_empty() && x + g + it.w > max_row && g + it.w <= max_row {
-            rows.push(vec![(i, g)]);
+            rows.push(std::mem::replace(&mut row, vec![(i, g)]));
             x = g + it.w;
         } else {
             row.push((i, x + g));
             x += g + it.w;
         }
     }
+    rows.push(row);
     let mut b = Block::new(0.0, 0.0, 0.0, 0.0);
     b.in_w = items[0].in_w;
     b.out_w = items[items.len() - 1].out_w;
@@ -359,7 +359,9 @@ fn chain(mut items: Vec<Block>, labels: Vec<String>, max_row: f64, extend: bool)
             .iter()
             .map(|&(i, _)| pos[i].1 + items[i].h)
             .fold(axis + below, f64::max);
-        let &(last, lx) = row.last().expect("a row is not empty");
+        let Some(&(last, lx)) = row.last() else {
+            continue;
+        };
         let right = lx + items[last].w + if r + 1 < rows.len() { 8.0 } else { 0.0 };
         w = w.max(right);
         axes.push(axis);
@@ -701,6 +703,9 @@ impl Layout<'_> {
 
 /// `|` / `||`: branches stacked, fanned out from a routing point and merged again.
 fn parallel(kids: Vec<(Block, Option<String>, String)>, op: &str, title: &str) -> Block {
+    if kids.is_empty() {
+        return Block::new(0.0, 0.0, 0.0, 0.0);
+    }
     let lw = kids
         .iter()
         .map(|(_, r, _)| r.as_deref().map_or(text_w("initialiser", SMALL), label_w))
@@ -904,9 +909,9 @@ fn prim(p: &Prim, ox: f64, oy: f64, out: &mut String) {
             dash,
             double,
         } => {
-            let _ = write!(
+            let _ = writeln!(
                 out,
-                "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" rx=\"{rx}\" fill=\"{fill}\" stroke=\"{stroke}\"{}/>\n",
+                "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" rx=\"{rx}\" fill=\"{fill}\" stroke=\"{stroke}\"{}/>",
                 n(ox + x),
                 n(oy + y),
                 n(*w),
