@@ -648,3 +648,32 @@ fn chromium() -> Option<&'static str> {
             .is_ok_and(|o| o.status.success())
     })
 }
+
+/// Issue 33 item 3, in DOT as in the picture: a long edge type is a count, with the
+/// full type as the edge's tooltip; the output stays valid DOT.
+#[test]
+fn dot_edges_with_long_types_show_a_count_and_keep_the_type_in_a_tooltip() {
+    let out = snet(&["graph", "examples/lang/bigpicture/bigpicture.snet"]);
+    assert_eq!(out.status.code(), Some(0));
+    let dot = String::from_utf8(out.stdout).unwrap();
+    parse_dot(&dot).unwrap();
+    let mut counted = 0;
+    for line in dot
+        .lines()
+        .filter(|l| l.contains(" -> ") && l.contains("[label="))
+    {
+        let label = &line[line.find("[label=\"").unwrap() + 8..];
+        let label = &label[..label.find('"').unwrap()];
+        assert!(label.chars().count() <= 40, "{line}");
+        if label.ends_with(" variants") {
+            counted += 1;
+            assert!(line.contains(", tooltip=\"{"), "{line}");
+        }
+    }
+    assert!(counted >= 3, "{counted}");
+    assert!(dot.contains("label=\"node 1 (@ 1)\""), "{dot}");
+    assert!(
+        dot.contains("label=\"!@ <k>: replica v on node v\""),
+        "{dot}"
+    );
+}
