@@ -110,6 +110,8 @@ fn esc(s: &str, out: &mut String) {
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
+            // Not allowed in XML 1.0 (a file name could hold one).
+            c if c.is_control() && c != '\n' && c != '\t' => out.push('\u{fffd}'),
             c => out.push(c),
         }
     }
@@ -1097,6 +1099,13 @@ mod tests {
             "{30 labels}"
         );
         assert!(short_label(&"z".repeat(100)).chars().count() <= EDGE_LABEL_MAX);
+    }
+
+    #[test]
+    fn text_is_escaped_for_xml() {
+        let mut out = String::new();
+        esc("a<b & \"c\"\u{1}\n", &mut out);
+        assert_eq!(out, "a&lt;b &amp; &quot;c&quot;\u{fffd}\n");
     }
 
     #[test]
