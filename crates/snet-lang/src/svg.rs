@@ -17,7 +17,9 @@
 //!   frame named `node n`.
 //! * Edge labels longer than [`EDGE_LABEL_MAX`] characters are shortened to a count
 //!   (`12 variants`); every edge has a tooltip (`<title>`) with the full type, every
-//!   node one with its full label and source position.
+//!   node one with its full label and source position. An edge that continues one
+//!   inside a frame with the same type, across the frame's border, is not labelled
+//!   twice.
 //! * The canvas is the drawing's bounding box plus a margin of [`MARGIN`] pixels.
 //!
 //! Text is set in a monospace font, whose advance (0.6 em) gives the text widths the
@@ -169,6 +171,11 @@ struct Block {
     /// Edge widths into and out of the block (a box with figures).
     in_w: Option<u32>,
     out_w: Option<u32>,
+    /// The type drawn on the edge from the block's entry into its contents, and on the
+    /// edge from its contents to its exit: an edge just outside that would carry the
+    /// same type (across the frame's border, on the same line) is not labelled again.
+    in_label: Option<String>,
+    out_label: Option<String>,
     /// `<g class=...>` around the block (empty: no group).
     class: &'static str,
     title: String,
@@ -188,6 +195,8 @@ impl Block {
             exit,
             in_w: None,
             out_w: None,
+            in_label: None,
+            out_label: None,
             class: "",
             title: String::new(),
             back: Vec::new(),
@@ -294,6 +303,26 @@ fn label_w(full: &str) -> f64 {
     text_w(&short_label(full), SMALL)
 }
 
+/// Whether the label `full` repeats `beside`, the label drawn next to it across a
+/// frame's border.
+fn repeats(full: &str, beside: &Option<String>) -> bool {
+    beside.as_deref() == Some(full)
+}
+
+/// Where an edge's label goes: `at`, or nowhere when it repeats the one beside it.
+fn unless(hidden: bool, at: (f64, f64)) -> Option<(f64, f64)> {
+    (!hidden).then_some(at)
+}
+
+/// The width of a label, 0 when it is not drawn.
+fn shown_w(full: &str, hidden: bool) -> f64 {
+    if hidden {
+        0.0
+    } else {
+        label_w(full)
+    }
+}
+
 fn width(a: Option<u32>, b: Option<u32>) -> u32 {
     a.max(b).unwrap_or(1).max(1)
 }
@@ -316,7 +345,18 @@ fn chain(mut items: Vec<Block>, labels: Vec<String>, max_row: f64, extend: bool)
             .pop()
             .unwrap_or_else(|| Block::new(0.0, 0.0, 0.0, 0.0));
     }
-    let gap = |i: usize| lead(&labels[i - 1..i]);
+    let hidden: Vec<bool> = labels
+        .iter()
+        .enumerate()
+        .map(|(i, l)| repeats(l, &items[i].out_label) || repeats(l, &items[i + 1].in_label))
+        .collect();
+    let gap = |i: usize| {
+        if hidden[i - 1] {
+            GAP
+        } else {
+            lead(&labels[i - 1..i])
+        }
+    };
     // Rows of item indices and their x positions.
     let mut rows: Vec<Vec<(usize, f64)>> = Vec::new();
     let mut row: Vec<(usize, f64)> = Vec::new();
@@ -338,6 +378,8 @@ fn chain(mut items: Vec<Block>, labels: Vec<String>, max_row: f64, extend: bool)
     let mut b = Block::new(0.0, 0.0, 0.0, 0.0);
     b.in_w = items[0].in_w;
     b.out_w = items[items.len() - 1].out_w;
+    b.in_label = items[0].in_label.clone();
+    b.out_label = items[items.len() - 1].out_label.clone();
     // Vertical placement: the entries of a row on one line (its axis).
     let mut top = 0.0;
     let mut pos = vec![(0.0, 0.0); items.len()];
@@ -396,7 +438,8 @@ fn chain(mut items: Vec<Block>, labels: Vec<String>, max_row: f64, extend: bool)
                 } else {
                     from.0 + 8.0
                 };
-                b.front.push(edge(pts, full, Some((lx, to.1 - 4.0)), wd));
+                b.front
+                    .push(edge(pts, full, unless(hidden[i - 1], (lx, to.1 - 4.0)), wd));
             } else {
                 // Into the next row: right, down between the rows, back to the left.
                 let mid = bottoms[r - 1] + ROW_GAP / 2.0;
@@ -408,7 +451,12 @@ fn chain(mut items: Vec<Block>, labels: Vec<String>, max_row: f64, extend: bool)
                     (4.0, to.1),
                     to,
                 ];
-                b.front.push(edge(pts, full, Some((10.0, to.1 - 4.0)), wd));
+                b.front.push(edge(
+                    pts,
+                    full,
+                    unless(hidden[i - 1], (10.0, to.1 - 4.0)),
+                    wd,
+                ));
             }
         }
     }
@@ -689,6 +737,8 @@ impl Layout<'_> {
                 let (xx, xy) = (PAD + inner.w, HEAD + inner.exit);
                 b.in_w = inner.in_w;
                 b.out_w = inner.out_w;
+                b.in_label = inner.in_label.clone();
+                b.out_label = inner.out_label.clone();
                 b.kids.push((PAD, HEAD, inner));
                 frame(
                     &mut b,
@@ -710,9 +760,15 @@ fn parallel(kids: Vec<(Block, Option<String>, String)>, op: &str, title: &str) -
     }
     let lw = kids
         .iter()
-        .map(|(_, r, _)| r.as_deref().map_or(text_w("initialiser", SMALL), label_w))
+        .map(|(k, r, _)| match r {
+            Some(r) => shown_w(r, repeats(r, &k.in_label)),
+            None => text_w("initialiser", SMALL),
+        })
         .fold(0.0, f64::max);
-    let ow = kids.iter().map(|(_, _, o)| label_w(o)).fold(0.0, f64::max);
+    let ow = kids
+        .iter()
+        .map(|(k, _, o)| shown_w(o, repeats(o, &k.out_label)))
+        .fold(0.0, f64::max);
     let bw = kids.iter().map(|(b, _, _)| b.w).fold(0.0, f64::max);
     let x0 = PAD;
     let bx = x0 + 8.0 + lw + 8.0;
@@ -735,7 +791,12 @@ fn parallel(kids: Vec<(Block, Option<String>, String)>, op: &str, title: &str) -
         let pts = vec![(x0, entry), (x0, ey), (bx, ey)];
         let wi = width(None, kid.in_w);
         b.front.push(match &route {
-            Some(r) => edge(pts, r, Some((x0 + 6.0, ey - 4.0)), wi),
+            Some(r) => edge(
+                pts,
+                r,
+                unless(repeats(r, &kid.in_label), (x0 + 6.0, ey - 4.0)),
+                wi,
+            ),
             None => styled(
                 edge(pts, "initialiser", Some((x0 + 6.0, ey - 4.0)), wi),
                 2,
@@ -744,7 +805,12 @@ fn parallel(kids: Vec<(Block, Option<String>, String)>, op: &str, title: &str) -
         });
         let pts = vec![(bx + kid.w, xy), (mx, xy), (mx, exit)];
         b.front.push(styled(
-            edge(pts, &out, Some((ox, xy - 4.0)), width(kid.out_w, None)),
+            edge(
+                pts,
+                &out,
+                unless(repeats(&out, &kid.out_label), (ox, xy - 4.0)),
+                width(kid.out_w, None),
+            ),
             0,
             false,
         ));
@@ -767,18 +833,24 @@ fn looped(
     label: &str,
     title: &str,
 ) -> Block {
+    let (hide_in, hide_out) = (
+        repeats(input, &body.in_label),
+        repeats(out, &body.out_label),
+    );
     let x0 = PAD;
-    let bx = x0 + 8.0 + label_w(input) + 8.0;
+    let bx = x0 + 8.0 + shown_w(input, hide_in) + 8.0;
     let by = HEAD + PAD + 16.0;
     let right = bx + body.w;
-    let tx = right + 8.0 + label_w(out).max(label_w(back) - body.w) + 8.0;
+    let tx = right + 8.0 + shown_w(out, hide_out).max(label_w(back) - body.w) + 8.0;
     let (ey, xy) = (by + body.entry, by + body.exit);
     let mut h = by + body.h + PAD;
     let mut b = Block::new(tx + PAD, 0.0, 0.0, 0.0);
+    b.in_label = (!hide_in).then(|| input.to_owned());
+    b.out_label = (!hide_out).then(|| out.to_owned());
     b.front.push(edge(
         vec![(x0, ey), (bx, ey)],
         input,
-        Some((x0 + 6.0, ey - 4.0)),
+        unless(hide_in, (x0 + 6.0, ey - 4.0)),
         width(None, body.in_w),
     ));
     b.front.push(styled(
@@ -802,7 +874,7 @@ fn looped(
         edge(
             vec![(right, xy), (tx, xy)],
             out,
-            Some((right + 8.0, xy - 4.0)),
+            unless(hide_out, (right + 8.0, xy - 4.0)),
             width(body.out_w, None),
         ),
         0,
@@ -835,9 +907,11 @@ fn split(body: Block, input: &str, out: &str, label: &str, title: &str) -> Block
     let bx = x0 + 8.0 + label_w(input) + 8.0;
     let by = HEAD + PAD;
     let right = bx + body.w + 8.0;
-    let mx = right + 8.0 + label_w(out) + 8.0;
+    let hide_out = repeats(out, &body.out_label);
+    let mx = right + 8.0 + shown_w(out, hide_out) + 8.0;
     let (ey, xy) = (by + body.entry, by + body.exit);
     let mut b = Block::new(mx + PAD, by + body.h + 8.0 + PAD, 0.0, 0.0);
+    b.out_label = (!hide_out).then(|| out.to_owned());
     for k in [8.0, 4.0] {
         b.back.push(Prim::Rect {
             x: bx + k,
@@ -861,7 +935,7 @@ fn split(body: Block, input: &str, out: &str, label: &str, title: &str) -> Block
         edge(
             vec![(bx + body.w, xy), (mx, xy)],
             out,
-            Some((right + 8.0, xy - 4.0)),
+            unless(hide_out, (right + 8.0, xy - 4.0)),
             width(body.out_w, None),
         ),
         0,
@@ -1099,6 +1173,34 @@ mod tests {
             "{30 labels}"
         );
         assert!(short_label(&"z".repeat(100)).chars().count() <= EDGE_LABEL_MAX);
+    }
+
+    /// A type already drawn just inside a frame is not drawn again on the edge that
+    /// continues it outside (the tooltip keeps it), and takes no room.
+    #[test]
+    fn a_label_repeating_the_one_across_a_frame_border_is_not_drawn_again() {
+        let mk = || leaf(vec!["b".into()], String::new(), "#fff", Look::Box);
+        let labels = |b: &Block| -> Vec<(Option<String>, String)> {
+            b.front
+                .iter()
+                .filter_map(|p| match p {
+                    Prim::Edge(e) if !e.title.is_empty() => {
+                        Some((e.label.as_ref().map(|l| l.0.clone()), e.title.clone()))
+                    }
+                    _ => None,
+                })
+                .collect()
+        };
+        let plain = chain(vec![mk(), mk()], vec!["{x, y, z}".into()], MAX_ROW, true);
+        assert_eq!(
+            labels(&plain),
+            [(Some("{x, y, z}".into()), "{x, y, z}".into())]
+        );
+        let mut framed = mk();
+        framed.out_label = Some("{x, y, z}".into());
+        let b = chain(vec![framed, mk()], vec!["{x, y, z}".into()], MAX_ROW, true);
+        assert_eq!(labels(&b), [(None, "{x, y, z}".into())]);
+        assert!(b.w < plain.w, "{} < {}", b.w, plain.w);
     }
 
     #[test]
