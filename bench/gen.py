@@ -3,6 +3,9 @@
 
 usage: gen.py deep D [COUNT] | synchro N | pipe COUNT | fan COUNT W | fibtree N
        gen.py pipe-program K      (writes the pipe program with K identity boxes)
+       gen.py graph-chain N | graph-par N | graph-nest D
+                                  (programs for `snet graph` timings: a chain of N boxes,
+                                  N parallel boxes, D nested combinator levels)
 Writes to standard output.
 """
 import random
@@ -63,6 +66,38 @@ def main(argv):
         out.write('<metadata><default><interface value="C4SNet"/></default></metadata>\n')
         out.write('net stage { box id((A) -> (A)); } connect id;\n')
         out.write(f'net pipe connect {" .. ".join(["stage"] * k)};\n')
+    elif kind == 'graph-chain':
+        n = int(argv[2])
+        out.write('<metadata><default><interface value="C4SNet"/></default></metadata>\n')
+        out.write('net chain {\n')
+        for i in range(n):
+            out.write(f'  box b{i}((x) -> (x));\n')
+        out.write('} connect ' + ' .. '.join(f'b{i}' for i in range(n)) + ';\n')
+    elif kind == 'graph-par':
+        n = int(argv[2])
+        out.write('<metadata><default><interface value="C4SNet"/></default></metadata>\n')
+        out.write('net par {\n')
+        for i in range(n):
+            out.write(f'  box b{i}((x{i}) -> (y));\n')
+        out.write('} connect ' + ' | '.join(f'b{i}' for i in range(n)) + ';\n')
+    elif kind == 'graph-nest':
+        # Level k wraps level k-1 in a choice, a star, a split or a placement in turn.
+        d = int(argv[2])
+        out.write('<metadata><default><interface value="C4SNet"/></default></metadata>\n')
+        out.write('net nest {\n  box step((x) -> (x) | (y));\n  box side((z) -> (y));\n')
+        out.write('} connect ')
+        e = 'step'
+        for k in range(d):
+            m = k % 4
+            if m == 0:
+                e = f'({e} .. [{{y}} -> {{x = y}}]) | side'
+            elif m == 1:
+                e = f'({e}) * {{y}}'
+            elif m == 2:
+                e = f'({e}) ! <t>'
+            else:
+                e = f'({e}) @ {k % 7}'
+        out.write(e + ';\n')
     else:
         sys.exit(__doc__)
 

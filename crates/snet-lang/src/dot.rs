@@ -3,7 +3,9 @@
 //! Boxes, filters, synchrocells and identities are nodes; `|`, `||`, `*`, `**`, `!`,
 //! `!!` and `\` are clusters labelled with the combinator, entered and left through
 //! small point nodes. Every edge is labelled with the record types that flow on it
-//! (inferred input types into a network, explicit output types out of it). A net that
+//! (inferred input types into a network, explicit output types out of it); a type
+//! longer than 40 characters is shown as a count (`12 variants`) with the full type in
+//! the edge's tooltip. A net that
 //! is referenced twice is drawn twice, as engines instantiate it twice.
 
 use crate::sema::infer::{show_families, show_type, show_variant};
@@ -86,7 +88,8 @@ fn quote(s: &str) -> String {
     q
 }
 
-fn show_pats(ps: &[GuardedPattern]) -> String {
+/// Patterns as `{a}, {b} if <...>`.
+pub(crate) fn show_pats(ps: &[GuardedPattern]) -> String {
     ps.iter()
         .map(|p| {
             let mut s = show_variant(&p.labels);
@@ -97,6 +100,80 @@ fn show_pats(ps: &[GuardedPattern]) -> String {
         })
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// A box's signature as declared: `(a, <t>=) -> (b) | (c)`; pass-through inputs keep
+/// their qualifier.
+pub(crate) fn box_signature(sig: &snet_core::BoxSig) -> String {
+    let show = |ls: &[snet_core::Label]| {
+        ls.iter()
+            .map(|l| l.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let input = match &sig.input {
+        Some(ls) => format!(
+            "({})",
+            ls.iter()
+                .map(|l| {
+                    if sig.passthrough.contains(l) {
+                        format!("{l}=")
+                    } else {
+                        l.to_string()
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        None => String::new(),
+    };
+    let outs: Vec<String> = sig
+        .outputs
+        .iter()
+        .map(|o| format!("({})", show(o)))
+        .collect();
+    format!("{} -> {}", input, outs.join(" | "))
+}
+
+/// A filter as `[{a} -> if ... {b} else {c}]`.
+pub(crate) fn filter_label(f: &snet_core::net::Filter) -> String {
+    let actions: Vec<String> = f
+        .guards
+        .iter()
+        .map(|(_, a)| a)
+        .chain([&f.default])
+        .map(|a| {
+            a.iter()
+                .map(|rec| {
+                    let ls: Vec<String> = rec
+                        .iter()
+                        .map(|it| match it {
+                            OutItem::Field { to, from } if to == from => to.to_string(),
+                            OutItem::Field { to, from } => format!("{to}={from}"),
+                            OutItem::Tag { to, value: None } => to.to_string(),
+                            OutItem::Tag { to, value: Some(_) } => {
+                                let s = to.to_string();
+                                format!("{}=...>", &s[..s.len() - 1])
+                            }
+                        })
+                        .collect();
+                    format!("{{{}}}", ls.join(","))
+                })
+                .collect::<Vec<_>>()
+                .join("; ")
+        })
+        .collect();
+    let guards = if f.guards.is_empty() { "" } else { "if ... " };
+    format!(
+        "[{} -> {guards}{}]",
+        show_variant(&f.pattern),
+        actions.join(" else ")
+    )
+}
+
+/// A synchrocell as `[| {a}, {b} |]`.
+pub(crate) fn sync_label(ps: &[GuardedPattern]) -> String {
+    format!("[| {} |]", show_pats(ps))
 }
 
 impl Dot<'_> {
@@ -121,9 +198,16 @@ impl Dot<'_> {
             .copied()
             .max(self.width_in.get(to).copied());
         let width = w.map_or(String::new(), |w| format!(", penwidth={w}"));
+        // A long type is shortened to a count; the full type is the edge's tooltip.
+        let short = crate::svg::short_label(label);
+        let tip = if short == label {
+            String::new()
+        } else {
+            format!(", tooltip={}", quote(label))
+        };
         self.line(&format!(
-            "{from} -> {to} [label={}{extra}{width}];",
-            quote(label)
+            "{from} -> {to} [label={}{tip}{extra}{width}];",
+            quote(&short)
         ));
     }
 
@@ -165,36 +249,8 @@ impl Dot<'_> {
         match &n.kind {
             NodeKind::Box(b) => {
                 let sig = &net.boxes[*b];
-                let show = |ls: &[snet_core::Label]| {
-                    ls.iter()
-                        .map(|l| l.to_string())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                };
-                let input = match &sig.input {
-                    // Pass-through inputs keep their qualifier (`a=`, `<t>=`).
-                    Some(ls) => format!(
-                        "({})",
-                        ls.iter()
-                            .map(|l| {
-                                if sig.passthrough.contains(l) {
-                                    format!("{l}=")
-                                } else {
-                                    l.to_string()
-                                }
-                            })
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                    None => String::new(),
-                };
-                let outs: Vec<String> = sig
-                    .outputs
-                    .iter()
-                    .map(|o| format!("({})", show(o)))
-                    .collect();
                 let v = self.fresh("box");
-                let mut label = format!("{}\n{} -> {}", sig.name, input, outs.join(" | "));
+                let mut label = format!("{}\n{}", sig.name, box_signature(sig));
                 let mut fill = "#dde8f7";
                 if let Some(h) = self.heat.boxes.get(&sig.name) {
                     label.push('\n');
@@ -225,38 +281,7 @@ impl Dot<'_> {
                 (v.clone(), v)
             }
             NodeKind::Filter(f) => {
-                let actions: Vec<String> = f
-                    .guards
-                    .iter()
-                    .map(|(_, a)| a)
-                    .chain([&f.default])
-                    .map(|a| {
-                        a.iter()
-                            .map(|rec| {
-                                let ls: Vec<String> = rec
-                                    .iter()
-                                    .map(|it| match it {
-                                        OutItem::Field { to, from } if to == from => to.to_string(),
-                                        OutItem::Field { to, from } => format!("{to}={from}"),
-                                        OutItem::Tag { to, value: None } => to.to_string(),
-                                        OutItem::Tag { to, value: Some(_) } => {
-                                            let s = to.to_string();
-                                            format!("{}=...>", &s[..s.len() - 1])
-                                        }
-                                    })
-                                    .collect();
-                                format!("{{{}}}", ls.join(","))
-                            })
-                            .collect::<Vec<_>>()
-                            .join("; ")
-                    })
-                    .collect();
-                let guards = if f.guards.is_empty() { "" } else { "if ... " };
-                let label = format!(
-                    "[{} -> {guards}{}]",
-                    show_variant(&f.pattern),
-                    actions.join(" else ")
-                );
+                let label = filter_label(f);
                 let v = self.fresh("filter");
                 self.line(&format!(
                     "{v} [shape=box, style=\"rounded,filled\", fillcolor=\"#eeeeee\", label={}, tooltip={}];",
@@ -267,7 +292,7 @@ impl Dot<'_> {
             }
             NodeKind::Sync(ps) => {
                 let v = self.fresh("sync");
-                let label = format!("[| {} |]", show_pats(ps));
+                let label = sync_label(ps);
                 self.line(&format!(
                     "{v} [shape=box, style=\"filled\", fillcolor=\"#f7e6c4\", peripheries=2, label={}, tooltip={}];",
                     quote(&label),
@@ -328,10 +353,14 @@ impl Dot<'_> {
                 let op = match (*det, *placed) {
                     (false, false) => "!",
                     (true, false) => "!!",
-                    (false, true) => "!@ (replica v on node v)",
-                    (true, true) => "!!@ (replica v on node v)",
+                    (false, true) => "!@",
+                    (true, true) => "!!@",
                 };
-                self.cluster_open(&format!("{op} {index}"));
+                if *placed {
+                    self.cluster_open(&format!("{op} {index}: replica v on node v"));
+                } else {
+                    self.cluster_open(&format!("{op} {index}"));
+                }
                 let s = self.point("split");
                 let m = self.point("merge");
                 let (e, x) = self.node(*body);
@@ -344,7 +373,7 @@ impl Dot<'_> {
             }
             NodeKind::At { body, node } => {
                 // A placement: a cluster around its operand, named by the node.
-                self.cluster_open(&format!("@ {node} (runs on node {node})"));
+                self.cluster_open(&format!("node {node} (@ {node})"));
                 let r = self.node(*body);
                 self.cluster_close();
                 r

@@ -66,6 +66,7 @@ pub mod parser;
 pub mod pretty;
 mod sema;
 pub mod span;
+mod svg;
 
 pub use diag::{Diagnostic, Diagnostics, Severity};
 pub use dot::{BoxHeat, DotHeat};
@@ -107,6 +108,20 @@ impl Compiled {
     /// and out of it their widths.
     pub fn to_dot_with(&self, heat: &DotHeat) -> String {
         dot::render(
+            &self.net,
+            &sema::lower::node_types(&self.ir, &self.ir_of),
+            heat,
+        )
+    }
+
+    /// An SVG picture of the static network (`snet graph -o x.svg`), laid out here in
+    /// time linear in the network's size: combinators as labelled frames (`@ n`
+    /// placements as shaded frames named `node n`), long chains wrapped into rows, long
+    /// edge types shortened to a count with the full type in a tooltip, and the
+    /// figures of `heat` drawn on the boxes as in [`Compiled::to_dot_with`]. The
+    /// canvas is the drawing's bounding box plus a small margin.
+    pub fn to_svg_with(&self, heat: &DotHeat) -> String {
+        svg::render(
             &self.net,
             &sema::lower::node_types(&self.ir, &self.ir_of),
             heat,

@@ -10,7 +10,6 @@ pub(crate) mod profile;
 pub(crate) mod progress;
 pub(crate) mod run;
 pub(crate) mod stubs;
-pub(crate) mod svg;
 pub(crate) mod term;
 pub(crate) mod trace;
 

@@ -188,69 +188,103 @@ impl Profile {
     }
 }
 
-/// One box row of a profile file.
+/// One box row of a profile file. A figure that is missing or out of range (a count
+/// that is not a whole number from 0 to 2^64 - 1, a negative or non-finite time) is
+/// `None`, drawn as `?`.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct BoxRow {
     pub(crate) name: String,
-    pub(crate) calls: u64,
-    pub(crate) busy_s: f64,
-    pub(crate) records_in: u64,
-    pub(crate) records_out: u64,
+    pub(crate) calls: Option<u64>,
+    pub(crate) busy_s: Option<f64>,
+    pub(crate) records_in: Option<u64>,
+    pub(crate) records_out: Option<u64>,
 }
 
-/// Reads the box rows of a profile file.
-pub(crate) fn load(text: &str) -> Result<Vec<BoxRow>, String> {
+/// Reads the box rows of a profile file; the second list has a warning for each
+/// figure that is missing or out of range.
+pub(crate) fn load(text: &str) -> Result<(Vec<BoxRow>, Vec<String>), String> {
     let v: serde_json::Value =
         serde_json::from_str(text).map_err(|e| format!("not a profile (JSON): {e}"))?;
     let rows = v
         .get("boxes")
         .and_then(|b| b.as_array())
         .ok_or("not a profile: no `boxes` list (write one with `snet run --profile`)")?;
-    rows.iter()
+    let mut warnings = Vec::new();
+    let rows = rows
+        .iter()
         .map(|r| {
-            let num = |k: &str| r.get(k).and_then(|x| x.as_u64()).unwrap_or(0);
+            let name = r
+                .get("name")
+                .and_then(|n| n.as_str())
+                .ok_or("a box row without a name")?
+                .to_owned();
+            let mut bad = |k: &str, what: &str| {
+                let shown = r.get(k).map_or("missing".to_owned(), |x| format!("{x}"));
+                warnings.push(format!(
+                    "box `{name}`: `{k}` is {shown}, not {what}; shown as `?`"
+                ));
+            };
+            let mut count = |k: &str| {
+                let v = r.get(k).and_then(|x| x.as_u64());
+                if v.is_none() {
+                    bad(k, "a count (a whole number from 0)");
+                }
+                v
+            };
+            let calls = count("calls");
+            let records_in = count("records_in");
+            let records_out = count("records_out");
+            let busy_s = r
+                .get("busy_s")
+                .and_then(|x| x.as_f64())
+                .filter(|s| s.is_finite() && *s >= 0.0);
+            if busy_s.is_none() {
+                bad("busy_s", "a time of 0 s or more");
+            }
             Ok(BoxRow {
-                name: r
-                    .get("name")
-                    .and_then(|n| n.as_str())
-                    .ok_or("a box row without a name")?
-                    .to_owned(),
-                calls: num("calls"),
-                busy_s: r.get("busy_s").and_then(|x| x.as_f64()).unwrap_or(0.0),
-                records_in: num("records_in"),
-                records_out: num("records_out"),
+                name,
+                calls,
+                busy_s,
+                records_in,
+                records_out,
             })
         })
-        .collect()
+        .collect::<Result<Vec<_>, String>>()?;
+    Ok((rows, warnings))
 }
 
 /// The figures drawn on the graph: fill colour from white to red by the box's share of
 /// all box time, edge widths 1-8 by records (relative to the busiest stream), and a
-/// label with the numbers.
+/// label with the numbers. Unknown figures (`None`) show as `?` and count as nothing.
 pub(crate) fn heat(rows: &[BoxRow]) -> DotHeat {
-    let total: f64 = rows.iter().map(|r| r.busy_s).sum();
+    let total: f64 = rows.iter().filter_map(|r| r.busy_s).sum();
     let max_recs = rows
         .iter()
-        .map(|r| r.records_in.max(r.records_out))
+        .map(|r| r.records_in.unwrap_or(0).max(r.records_out.unwrap_or(0)))
         .max()
         .unwrap_or(0)
         .max(1);
-    let width = |n: u64| 1 + (7.0 * n as f64 / max_recs as f64).round() as u32;
+    let width = |n: Option<u64>| 1 + (7.0 * n.unwrap_or(0) as f64 / max_recs as f64).round() as u32;
+    let show = |n: Option<u64>| n.map_or("?".to_owned(), |n| n.to_string());
     let mut h = DotHeat::default();
     for r in rows {
-        let share = if total > 0.0 { r.busy_s / total } else { 0.0 };
+        let share = match r.busy_s {
+            Some(b) if total > 0.0 => Some(b / total),
+            Some(_) => Some(0.0),
+            None => None,
+        };
         // White (no time) to a strong red (all the time).
-        let g = (255.0 - 200.0 * share).round() as u8;
+        let g = (255.0 - 200.0 * share.unwrap_or(0.0)).round() as u8;
         h.boxes.insert(
             r.name.clone(),
             BoxHeat {
                 label: format!(
-                    "{} calls, {} busy ({:.0}%)\nin {}, out {}",
-                    r.calls,
-                    show_secs(r.busy_s),
-                    share * 100.0,
-                    r.records_in,
-                    r.records_out
+                    "{} calls, {} busy ({})\nin {}, out {}",
+                    show(r.calls),
+                    r.busy_s.map_or("?".to_owned(), show_secs),
+                    share.map_or("?".to_owned(), |s| format!("{:.0}%", s * 100.0)),
+                    show(r.records_in),
+                    show(r.records_out)
                 ),
                 fill: format!("#ff{g:02x}{g:02x}"),
                 width_in: width(r.records_in),
@@ -278,17 +312,17 @@ mod tests {
         let rows = vec![
             BoxRow {
                 name: "hot".into(),
-                calls: 10,
-                busy_s: 0.9,
-                records_in: 10,
-                records_out: 100,
+                calls: Some(10),
+                busy_s: Some(0.9),
+                records_in: Some(10),
+                records_out: Some(100),
             },
             BoxRow {
                 name: "cold".into(),
-                calls: 10,
-                busy_s: 0.1,
-                records_in: 10,
-                records_out: 10,
+                calls: Some(10),
+                busy_s: Some(0.1),
+                records_in: Some(10),
+                records_out: Some(10),
             },
         ];
         let h = heat(&rows);
@@ -303,6 +337,34 @@ mod tests {
             "{\"boxes\":[{\"name\":\"hot\",\"calls\":10,\"busy_s\":0.9,\"records_in\":10,\"records_out\":100}]}",
         )
         .unwrap();
-        assert_eq!(back, rows[..1]);
+        assert_eq!(back, (rows[..1].to_vec(), vec![]));
+    }
+
+    /// Issue 33 item 11: `1e300` calls were drawn as 0 and a negative busy time as a
+    /// negative share; they are now `?`, with a warning naming the box and the figure.
+    #[test]
+    fn out_of_range_figures_are_flagged_not_drawn_raw() {
+        let (rows, warnings) = load(
+            "{\"boxes\":[{\"name\":\"odd\",\"calls\":1e300,\"busy_s\":-2.5,\"records_in\":-1,\"records_out\":4},\
+             {\"name\":\"ok\",\"calls\":3,\"busy_s\":0.5,\"records_in\":3,\"records_out\":3}]}",
+        )
+        .unwrap();
+        assert_eq!(rows[0].calls, None);
+        assert_eq!(rows[0].busy_s, None);
+        assert_eq!(rows[0].records_in, None);
+        assert_eq!(rows[0].records_out, Some(4));
+        assert_eq!(warnings.len(), 3, "{warnings:?}");
+        assert!(
+            warnings[0].contains("box `odd`: `calls` is 1e+300"),
+            "{warnings:?}"
+        );
+        assert!(warnings.iter().any(|w| w.contains("`busy_s` is -2.5")));
+        let h = heat(&rows);
+        let odd = &h.boxes["odd"].label;
+        assert!(odd.starts_with("? calls, ? busy (?)\nin ?, out 4"), "{odd}");
+        assert!(!odd.contains('-'), "{odd}");
+        // The good box gets all the (known) time.
+        assert!(h.boxes["ok"].label.contains("(100%)"));
+        assert_eq!(h.boxes["odd"].fill, "#ffffff");
     }
 }
