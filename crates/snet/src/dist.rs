@@ -241,12 +241,17 @@ impl Gate {
         g.ahead += 1;
     }
 
-    /// The engine took one input record.
-    fn taken(&self) {
+    /// The engine took one input record. The reader is woken when half of what it
+    /// may read ahead has been taken (not for every record: a wake-up per record cost
+    /// more than the records).
+    fn taken(&self, limit: usize) {
         let mut g = self.lock();
         g.ahead = g.ahead.saturating_sub(1);
+        let wake = g.ahead == limit / 2;
         drop(g);
-        self.cv.notify_all();
+        if wake {
+            self.cv.notify_all();
+        }
     }
 
     /// Node `node` is congested (`on`) or not.
@@ -642,7 +647,7 @@ impl NodeSource {
             }
             None => {
                 if matches!(x, Incoming::Record(_)) {
-                    self.node.gate.taken();
+                    self.node.gate.taken(self.node.flow.input_ahead);
                 }
             }
         }
