@@ -130,6 +130,60 @@ fn a_record_no_branch_accepts_is_reported_not_dropped() {
     }
 }
 
+/// Issue 33 item 2: `count` wants a field `k`, the records carry a tag `<k>`, so they
+/// take the `[]` branch of the star's stage, which gives them back unchanged: the run
+/// used to grow a stage per round for ever (gigabytes in seconds, nothing on the
+/// output). It stops with an error naming the star, the branch, the near-miss label and
+/// the record, on every engine and distributed.
+#[test]
+fn a_record_a_star_stage_routes_to_an_identity_branch_stops_the_run() {
+    let prog = tmp(
+        "wf.snet",
+        "<metadata><boxdefault><interface value=\"C4SNet\"/></boxdefault></metadata>\n\
+         net wf {\n\
+         \x20 box split((text) -> (chunk, <k>));\n\
+         \x20 box count((chunk, k) -> (hist));\n\
+         } connect split .. ((count | []) ** {hist});\n",
+    );
+    let c = tmp(
+        "wf.c",
+        "#include \"C4SNet.h\"\n\
+         void *split(void *h, c4snet_data_t *t) {\n\
+         \x20 for (int i = 0; i < 3; i++) C4SNetOut(h, 1, C4SNetCreate(CTYPE_int, 1, &i), i);\n\
+         \x20 return h;\n}\n\
+         void *count(void *h, c4snet_data_t *c, c4snet_data_t *k) {\n\
+         \x20 int z = 1; C4SNetOut(h, 1, C4SNetCreate(CTYPE_int, 1, &z)); return h;\n}\n",
+    );
+    let input = tmp(
+        "wf.xml",
+        "<record type=\"data\" mode=\"textual\" interface=\"C4SNet\"><field label=\"text\">(int)1</field></record>\n",
+    );
+    let runs: [&[&str]; 6] = [
+        &["--engine", "seq"],
+        &["--engine", "front"],
+        &["--engine", "lpel"],
+        &["--engine", "threads"],
+        &["--distrib", "local:2"],
+        &["--distrib", "local:2", "--engine", "seq"],
+    ];
+    for extra in runs {
+        let out = run_c(&prog, &c, &input, extra);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{extra:?}: {stderr}");
+        for want in [
+            "** at ",
+            "wf.snet:5:",
+            "never leave the star",
+            "branch 2 (`[]`",
+            "box `count`",
+            "the record has tag <k>, not field k",
+            "record: {chunk=(int)0, <k>=0}",
+        ] {
+            assert!(stderr.contains(want), "{extra:?} lacks {want}: {stderr}");
+        }
+    }
+}
+
 #[test]
 fn a_fatal_error_ends_the_output_without_a_terminate_record() {
     // Spec §7.16: the terminate record is written when the run finishes; a fatal
