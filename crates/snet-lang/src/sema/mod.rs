@@ -7,6 +7,7 @@ pub(crate) mod family;
 pub(crate) mod infer;
 pub(crate) mod ir;
 pub(crate) mod lower;
+mod reach;
 mod resolve;
 
 use crate::ast::Program;
@@ -52,4 +53,10 @@ pub(crate) fn resolve(prog: &Program) -> (Ir, Vec<Diagnostic>) {
 /// Runs the whole-network checks.
 pub(crate) fn check(ir: &Ir, inf: &mut Infer<'_>, diags: &mut Vec<Diagnostic>) {
     checks::check(ir, inf, diags);
+}
+
+/// Reports the parallel branches of the entry network that no record it is meant for
+/// reaches (W0106).
+pub(crate) fn check_reach(ir: &Ir, inf: &Infer<'_>, entry: usize, diags: &mut Vec<Diagnostic>) {
+    reach::check(ir, inf, entry, diags);
 }
