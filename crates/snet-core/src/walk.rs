@@ -1241,8 +1241,15 @@ impl<'a> Walker<'a> {
                         // The input leaves its slot, which the output takes if there
                         // is one.
                         let input = std::mem::take(&mut *tok.rec);
-                        filter::apply(f, input, &mut outs)
-                            .map_err(|b| self.err(&inst, &b.1, b.0.to_string()))?;
+                        filter::apply(f, input, &mut outs).map_err(|b| {
+                            let mut msg = b.0.to_string();
+                            if let filter::FilterError::NoMatch(l) = b.0 {
+                                if let Some(hint) = crate::label::suggest(l, b.1.labels()) {
+                                    msg.push_str(&format!("; {hint}"));
+                                }
+                            }
+                            self.err(&inst, &b.1, msg)
+                        })?;
                         let n = outs.len();
                         self.counters.filtered(n);
                         if tok.ctx.is_some() {
@@ -1375,7 +1382,12 @@ impl<'a> Walker<'a> {
                             return Err(self.err(
                                 &inst,
                                 &tok.rec,
-                                format!("record lacks the index tag {index}"),
+                                match crate::label::suggest(*index, tok.rec.labels()) {
+                                    Some(hint) => {
+                                        format!("record lacks the index tag {index}; {hint}")
+                                    }
+                                    None => format!("record lacks the index tag {index}"),
+                                },
                             ));
                         };
                         enter_frame(&inst, &mut tok);
@@ -1559,27 +1571,15 @@ fn same_record(a: &Record, b: &Record) -> bool {
 }
 
 /// For a route `rec` does not take: a label it needs that the record has under the
-/// same name as another kind (`needs field k; the record has tag <k>`), the commonest
-/// slip behind a record that takes the wrong branch.
+/// same name as another kind (`the record has tag <k>, not field k`) or a close
+/// spelling, the commonest slip behind a record that takes the wrong branch.
 fn near_miss(rec: &Record, route: &[crate::net::Family]) -> Option<String> {
-    use crate::label::LabelKind;
-    for f in route {
-        for l in f.labels.iter().filter(|l| !rec.has(**l)) {
-            if let Some(m) = rec.labels().find(|m| m.name() == l.name()) {
-                let kind = |k: LabelKind| match k {
-                    LabelKind::Field => "field",
-                    LabelKind::Tag => "tag",
-                    LabelKind::BTag => "binding tag",
-                };
-                return Some(format!(
-                    "the record has {} {m}, not {} {l}",
-                    kind(m.kind()),
-                    kind(l.kind())
-                ));
-            }
-        }
-    }
-    None
+    route.iter().find_map(|f| {
+        f.labels
+            .iter()
+            .filter(|l| !rec.has(**l))
+            .find_map(|l| crate::label::suggest(*l, rec.labels()))
+    })
 }
 
 fn show_variants(vs: &[crate::net::Family]) -> String {
