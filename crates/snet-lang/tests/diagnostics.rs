@@ -145,3 +145,57 @@ fn w0105_a_declared_output_the_body_does_not_produce() {
     let src = "net o ({a, c} -> {<b>, c}) connect [{a} -> {<b>}];\n";
     assert_eq!(warnings_with("o.snet", src, "W0105"), "");
 }
+
+/// Issue 33 item 8: a metadata block naming a box or net outside its scope has no
+/// effect (a box observer inside a net body for a top-level box was silently dropped);
+/// W0003 says where the block applies and where to move it.
+#[test]
+fn w0003_metadata_out_of_scope_says_where_to_move_it() {
+    let src = "<metadata>
+  <net name=\"step\"><observer/><observer_file value=\"/tmp/r.xml\"/></net>
+</metadata>
+net m {
+  net step connect [{<n>} -> {<n=n*10>}];
+} connect step;
+";
+    let w = warnings_with("m.snet", src, "W0003");
+    assert!(
+        w.starts_with("warning[W0003]: metadata for net `step` has no effect: the block is at the top level, and net `step` is defined in the body of net `m`\n --> m.snet:2:3\n"),
+        "{w}"
+    );
+    assert!(
+        w.contains("= help: move the block into a `<metadata>` in the body of net `m`, or nest it here: `<net name=\"m\"><net name=\"step\">...</net></net>`"),
+        "{w}"
+    );
+    // Nested as suggested, it applies: no warning, and the net gets its observer.
+    let nested = src.replace(
+        "<net name=\"step\"><observer/><observer_file value=\"/tmp/r.xml\"/></net>",
+        "<net name=\"m\"><net name=\"step\"><observer/><observer_file value=\"/tmp/r.xml\"/></net></net>",
+    );
+    let c = snet_lang::compile_str("m.snet", &nested).unwrap();
+    assert!(c.warnings.is_empty(), "{}", c.warnings.render());
+    assert!(
+        c.net
+            .nodes
+            .iter()
+            .any(|n| matches!(n.kind, snet_core::NodeKind::Observe(_))),
+        "no observer node"
+    );
+    // A box defined at the top level, metadata inside a net body.
+    let src = "<metadata><boxdefault><interface value=\"C4SNet\"/></boxdefault></metadata>
+box f((a) -> (b));
+net m2 {
+  <metadata><box name=\"f\"><observer/><observer_file value=\"/tmp/r.xml\"/></box></metadata>
+  net inner connect f;
+} connect inner;
+";
+    let w = warnings_with("m2.snet", src, "W0003");
+    assert!(
+        w.contains("metadata for box `f` has no effect: the block is in the body of net `m2`, and box `f` is defined at the top level"),
+        "{w}"
+    );
+    assert!(
+        w.contains("= help: move the block into a `<metadata>` at the top level"),
+        "{w}"
+    );
+}
