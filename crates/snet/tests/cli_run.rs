@@ -337,6 +337,60 @@ fn usage_errors_exit_2() {
     assert!(text(&out.stderr).contains("at least 1"));
 }
 
+/// Issue 33 item 9: box code given where the program goes (`snet run boxes.c
+/// prog.snet`) is a usage error that says the program comes first, before anything is
+/// compiled.
+#[test]
+fn swapped_program_and_box_code_say_the_program_comes_first() {
+    let prog = tmp("sw.snet", "net sw connect [];");
+    let c = tmp("sw.c", "int x;\n");
+    let (p, c) = (prog.to_str().unwrap(), c.to_str().unwrap());
+    let out = snet(&["run", c, p], "");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        text(&out.stderr),
+        format!("error: the program comes first: `snet run {p} {c} ...` (box code after it)\n")
+    );
+    let out = snet(&["run", c], "");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("is box code, not an S-Net program"));
+    let out = snet(&["run", p, p], "");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("a second S-Net program"));
+}
+
+/// Issue 33 item 9: `snet run` without `-i` on a terminal says that it reads standard
+/// input (it used to wait without a word). Needs `script` (util-linux) for a terminal;
+/// skipped without it. Not said when standard input is a pipe or a file.
+#[test]
+fn a_run_reading_a_terminal_says_so() {
+    let prog = tmp("tty.snet", "net tty connect [];");
+    let cmd = format!(
+        "{} run {} --format json",
+        env!("CARGO_BIN_EXE_snet"),
+        prog.display()
+    );
+    let Ok(out) = Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .stdin(Stdio::null())
+        .output()
+    else {
+        eprintln!("no `script`: skipped");
+        return;
+    };
+    if !out.status.success() {
+        eprintln!("`script` failed: skipped ({})", text(&out.stderr));
+        return;
+    }
+    let shown = text(&out.stdout);
+    assert!(
+        shown.contains("snet: reading input records from standard input (the terminal); end with Ctrl-D, or pass -i FILE"),
+        "{shown}"
+    );
+    let out = snet(&["run", prog.to_str().unwrap()], "");
+    assert!(!text(&out.stderr).contains("standard input"));
+}
+
 #[test]
 fn version_and_help_flags_work_on_run_as_spec_11_1_lists_them() {
     // Spec §11.1: `-V` prints the version, `-h` the usage text (exit 0).

@@ -143,6 +143,9 @@ pub(crate) fn run(mut args: RunArgs) -> ExitCode {
     if let Err(e) = split_tcp_port(&mut args) {
         return usage(e);
     }
+    if let Some(e) = super::program_first(&args.program, &args.sources) {
+        return usage(e);
+    }
     let Some(engine_kind) = EngineKind::parse(&args.engine) else {
         let names: Vec<&str> = EngineKind::ALL.iter().map(|e| e.name()).collect();
         return usage(format!(
@@ -216,7 +219,10 @@ pub(crate) fn run(mut args: RunArgs) -> ExitCode {
             Ok(s) => Box::new(s),
             Err(e) => return fail(format!("cannot read input from TCP port {port}: {e}")),
         },
-        (None, None) => Box::new(std::io::stdin()),
+        (None, None) => {
+            super::note_terminal_input();
+            Box::new(std::io::stdin())
+        }
     };
     let out_file: Target = match (&args.output, &args.output_tcp) {
         (Some(p), _) => match File::create(p) {
