@@ -437,6 +437,15 @@ mod tests {
             Some(vec![snet_core::Label::field("a")])
         );
         // Boxes without interface metadata are accepted with a warning each.
-        assert_eq!(c.warnings.iter().filter(|d| d.code == "W0002").count(), 2);
+        // One warning for both (issue 33 item 9), naming each.
+        let w0002: Vec<_> = c.warnings.iter().filter(|d| d.code == "W0002").collect();
+        assert_eq!(w0002.len(), 1);
+        assert!(
+            w0002[0]
+                .message
+                .starts_with("2 boxes have no interface metadata (`"),
+            "{}",
+            w0002[0].message
+        );
     }
 }

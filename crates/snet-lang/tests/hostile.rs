@@ -28,17 +28,24 @@ fn diagnostics_are_capped_with_a_count_of_the_rest() {
 
 #[test]
 fn warnings_of_one_kind_are_capped() {
-    // 40 boxes without interface metadata: 40 W0002 warnings, 10 shown.
-    let mut src = String::new();
+    // 40 unknown metadata elements: 40 W0003 warnings, 10 shown. (Boxes without
+    // interface metadata get one W0002 for all, naming each.)
+    let mut src = String::from("<metadata>");
+    for i in 0..40 {
+        src.push_str(&format!("<bogus{i}/>"));
+    }
+    src.push_str("</metadata>\n");
     for i in 0..40 {
         src.push_str(&format!("box b{i}((x) -> (x));\n"));
     }
     let chain: Vec<String> = (0..40).map(|i| format!("b{i}")).collect();
     src.push_str(&format!("net p connect {};\n", chain.join(" .. ")));
     let c = snet_lang::compile_str("p.snet", &src).unwrap();
-    assert_eq!(c.warnings.len(), 40);
+    assert_eq!(c.warnings.len(), 41);
     let text = c.warnings.render();
-    assert_eq!(text.matches("warning[W0002]").count(), 10, "{text}");
+    assert_eq!(text.matches("warning[W0003]").count(), 10, "{text}");
+    assert_eq!(text.matches("warning[W0002]").count(), 1, "{text}");
+    assert!(text.contains("40 boxes have no interface metadata (`b0`, `b1`, `b2`, `b3`, `b4`, `b5`, `b6`, `b7`, and 32 more); assuming C4SNet"), "{text}");
     assert!(text.contains("30 more warnings not shown"), "{text}");
 }
 
