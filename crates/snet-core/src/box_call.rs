@@ -159,7 +159,8 @@ pub fn invoke(
                             }
                         }
                         let mut msg = format!("record lacks input label {l}");
-                        if let Some(hint) = crate::label::suggest(*l, rest.labels()) {
+                        let others = rest.labels().filter(|m| !labels.contains(m));
+                        if let Some(hint) = crate::label::suggest(*l, others) {
                             msg.push_str(&format!("; {hint}"));
                         }
                         return Err(RunError::new(
@@ -289,6 +290,15 @@ mod tests {
             e.message.ends_with("; the record has tag <k>, not field k"),
             "{e}"
         );
+        // A label the box wants as well is no suggestion for the one missing.
+        let sig = BoxSig {
+            input: Some(vec![Label::field("row1"), Label::field("row2")]),
+            ..sig
+        };
+        let mut rec = Record::new().with_field("row1", Value::int(1));
+        let e = invoke(&sig, "here", &f, Some(&mut rec), &None, &mut |_| Ok(()))
+            .expect_err("row2 is missing");
+        assert!(e.message.ends_with("record lacks input label row2"), "{e}");
     }
 
     #[test]

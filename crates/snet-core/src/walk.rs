@@ -1244,7 +1244,8 @@ impl<'a> Walker<'a> {
                         filter::apply(f, input, &mut outs).map_err(|b| {
                             let mut msg = b.0.to_string();
                             if let filter::FilterError::NoMatch(l) = b.0 {
-                                if let Some(hint) = crate::label::suggest(l, b.1.labels()) {
+                                let others = b.1.labels().filter(|m| !f.pattern.contains(m));
+                                if let Some(hint) = crate::label::suggest(l, others) {
                                     msg.push_str(&format!("; {hint}"));
                                 }
                             }
@@ -1575,10 +1576,15 @@ fn same_record(a: &Record, b: &Record) -> bool {
 /// spelling, the commonest slip behind a record that takes the wrong branch.
 fn near_miss(rec: &Record, route: &[crate::net::Family]) -> Option<String> {
     route.iter().find_map(|f| {
+        // Labels the route wants itself are no alternative to the one it lacks.
+        let others = || {
+            rec.labels()
+                .filter(|m| !f.labels.contains(m) && !f.optional.contains(m))
+        };
         f.labels
             .iter()
             .filter(|l| !rec.has(**l))
-            .find_map(|l| crate::label::suggest(*l, rec.labels()))
+            .find_map(|l| crate::label::suggest(*l, others()))
     })
 }
 

@@ -117,6 +117,10 @@ fn w0106_is_quiet_for_reached_branches() {
         "net p { box f((a, b) -> (c)); } connect [| {a}, {b} |] .. (f | []);",
         "net p { box i(-> (a)); box f((a) -> (b)); } connect (i .. f) | [];",
         "net p { box f((a) -> (b) | (c)); box g((b) -> (d)); box h((c) -> (d)); } connect f .. (g | h);",
+        // `row2` comes with the input; `row1`, close to it, is wanted by the branch too.
+        "net p { box a((row1) -> (row1, s)); box b((row1, row2) -> (t)); } connect a .. (b | []);",
+        // Extra binding tags do not keep a record from a box in a serial position.
+        "net p { box a((x) -> (y, <#q>)); box b((y) -> (z)); box c((z, w) -> (v)); } connect a .. b .. (c | []);",
     ] {
         let w = warnings_with("p.snet", src, "W0106");
         assert!(w.is_empty(), "{src}\n{w}");

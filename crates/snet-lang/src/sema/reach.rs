@@ -110,7 +110,9 @@ impl Flow<'_, '_> {
                             .copied()
                             .collect();
                         for x in ins {
-                            if accept_score(&i, x).is_none() {
+                            // A box in a serial position takes any record that has its
+                            // input labels (extra binding tags are not an obstacle).
+                            if !i.iter().all(|l| x.contains(l)) {
                                 continue;
                             }
                             let rest = inherited(x, &consumed);
@@ -350,17 +352,13 @@ pub(crate) fn check(ir: &Ir, inf: &Infer<'_>, entry: usize, diags: &mut Vec<Diag
             }
             // The label the branch wants that the arriving records lack, with a similar
             // one they have.
-            let have: Vec<Label> =
-                arrived
-                    .iter()
-                    .flatten()
-                    .copied()
-                    .fold(Vec::new(), |mut a, l| {
-                        if !a.contains(&l) {
-                            a.push(l);
-                        }
-                        a
-                    });
+            // Labels the branch wants itself are no alternative to the one it lacks.
+            let mut have: Vec<Label> = Vec::new();
+            for l in arrived.iter().flatten() {
+                if !have.contains(l) && !wants.iter().any(|w| w.contains(l)) {
+                    have.push(*l);
+                }
+            }
             let miss = wants.iter().flatten().find_map(|l| {
                 let missing = l.kind() != LabelKind::BTag && !arrived.iter().any(|x| x.contains(l));
                 if missing {
