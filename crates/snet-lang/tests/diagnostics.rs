@@ -93,6 +93,17 @@ net wf {
         w.contains("none of them has field `text`; they have field `txt`"),
         "{w}"
     );
+    // A box in a serial position: the run would stop at its first record.
+    let src = "net s { box split((text) -> (chunk, <k>)); box count((chunk, k) -> (hist)); } connect split .. count;";
+    let w = warnings_with("s.snet", src, "W0106");
+    assert!(
+        w.starts_with("warning[W0106]: box `count` accepts none of the records that reach it"),
+        "{w}"
+    );
+    assert!(
+        w.contains("none of them has field `k`; they have tag `<k>`"),
+        "{w}"
+    );
     // A declared signature: its input type is what the network is for.
     let src = "net d ({a} -> {b}) { box f((a) -> (b)); box g((c) -> (b)); } connect f | g;";
     let w = warnings_with("d.snet", src, "W0106");

@@ -5,12 +5,13 @@
 //! The §8 input type of a network lists, besides what its first element accepts, the
 //! variants that bring labels for later elements by flow inheritance (`a .. b` with `b`
 //! wanting a label `a` does not produce). This pass starts from the records the network
-//! is meant for: the declared input type, or else the smallest variants of the inferred
-//! one (those without a proper subset in it). A branch that none of them reaches is
+//! is meant for: the declared input type, or else the *head* type (what the first
+//! element of each chain accepts). A parallel branch that none of them reaches is
 //! reported when the network declares its signature, or when the records that reach the
 //! choice carry a label similar to one the branch wants (a tag `<k>` where it wants a
 //! field `k`, `txt` for `text`): the slip that sends records down an identity branch
-//! into a star for ever.
+//! into a star for ever. A box in a serial position that none of the records reaching
+//! it fits is reported for that slip only.
 //!
 //! Every variant set the pass builds is a superset of the types real records can have
 //! (guards are taken as either outcome; a synchrocell forwards and merges), so a branch
@@ -247,21 +248,51 @@ impl Flow<'_, '_> {
     }
 }
 
-/// The records a network is meant for: the declared input type, or the variants of
-/// the inferred one that have no proper subset in it.
+/// The records a network is meant for: the declared input type, or else its *head*
+/// type: what the first element of each serial chain accepts (a parallel composition's
+/// is its branches', a replication's its operand's with the exit patterns or the index
+/// tag), without the labels the §8 type adds for later elements.
 fn start_variants(ir: &Ir, inf: &Infer<'_>, entry: usize) -> Ty {
     let n = &ir.nets[entry];
-    if let Some(sig) = &n.sig {
-        return Infer::sig_inputs(sig);
+    match &n.sig {
+        Some(sig) => Infer::sig_inputs(sig),
+        None => head(ir, inf, n.body),
     }
-    let all = inf.input(n.body);
-    all.iter()
-        .filter(|v| {
-            !all.iter()
-                .any(|w| w.len() < v.len() && w.iter().all(|l| v.contains(l)))
-        })
-        .cloned()
-        .collect()
+}
+
+fn head(ir: &Ir, inf: &Infer<'_>, id: IrId) -> Ty {
+    crate::grow(|| head_in(ir, inf, id))
+}
+
+fn head_in(ir: &Ir, inf: &Infer<'_>, id: IrId) -> Ty {
+    let mut t = Ty::new();
+    match &ir.nodes[id].kind {
+        IrKind::Net(n) if ir.nets[*n].sig.is_none() => head(ir, inf, ir.nets[*n].body),
+        IrKind::Serial(a, _) => head(ir, inf, *a),
+        IrKind::Par { branches, .. } => {
+            for b in branches {
+                for v in head(ir, inf, *b) {
+                    push_unique(&mut t, v);
+                }
+            }
+            t
+        }
+        IrKind::Star { body, exits, .. } => {
+            t = head(ir, inf, *body);
+            for p in exits {
+                push_unique(&mut t, p.labels.clone());
+            }
+            t
+        }
+        IrKind::Split { body, index, .. } => {
+            for v in head(ir, inf, *body) {
+                push_unique(&mut t, union(&v, &[*index]));
+            }
+            t
+        }
+        IrKind::Feedback { body, .. } | IrKind::At { body, .. } => head(ir, inf, *body),
+        _ => inf.input(id).clone(),
+    }
 }
 
 /// The nodes of the entry network (nets expanded), parents before children.
@@ -352,21 +383,7 @@ pub(crate) fn check(ir: &Ir, inf: &Infer<'_>, entry: usize, diags: &mut Vec<Diag
             }
             // The label the branch wants that the arriving records lack, with a similar
             // one they have.
-            // Labels the branch wants itself are no alternative to the one it lacks.
-            let mut have: Vec<Label> = Vec::new();
-            for l in arrived.iter().flatten() {
-                if !have.contains(l) && !wants.iter().any(|w| w.contains(l)) {
-                    have.push(*l);
-                }
-            }
-            let miss = wants.iter().flatten().find_map(|l| {
-                let missing = l.kind() != LabelKind::BTag && !arrived.iter().any(|x| x.contains(l));
-                if missing {
-                    similar(*l, &have).map(|s| (*l, s))
-                } else {
-                    None
-                }
-            });
+            let miss = near_miss(arrived, wants);
             if miss.is_none() && !declared {
                 continue;
             }
@@ -390,24 +407,7 @@ pub(crate) fn check(ir: &Ir, inf: &Infer<'_>, entry: usize, diags: &mut Vec<Diag
                 }
             ));
             match miss {
-                Some((want, got)) => {
-                    if let Some(p) = producer(ir, &nodes, got) {
-                        d = d.secondary(
-                            ir.nodes[p].span,
-                            format!("produces {} `{got}`", kind_name(got)),
-                        );
-                    }
-                    d = d
-                        .note(format!(
-                            "none of them has {} `{want}`; they have {} `{got}`",
-                            kind_name(want),
-                            kind_name(got)
-                        ))
-                        .help(format!(
-                            "did you mean {} `{got}`? (unless the input records bring `{want}` along by flow inheritance)",
-                            kind_name(got)
-                        ));
-                }
+                Some((want, got)) => d = hint(ir, &nodes, d, want, got),
                 None => {
                     d = d.help(format!(
                         "records of the declared input type {} never take this branch",
@@ -418,6 +418,89 @@ pub(crate) fn check(ir: &Ir, inf: &Infer<'_>, entry: usize, diags: &mut Vec<Diag
             diags.push(d);
         }
     }
+    // A box in a serial position that none of the arriving records fits (it would stop
+    // the run with "record lacks input label"): reported for the near-miss slip only,
+    // W0101 covers labels consumed upstream.
+    for &id in &nodes {
+        let IrKind::Box(b) = &ir.nodes[id].kind else {
+            continue;
+        };
+        let Some(input) = &ir.boxes[*b].input else {
+            continue;
+        };
+        let arrived = &f.arrive[id];
+        let wants = vec![variant_of(input)];
+        if arrived.is_empty()
+            || arrived
+                .iter()
+                .any(|x| wants[0].iter().all(|l| x.contains(l)))
+        {
+            continue;
+        }
+        let span = ir.nodes[id].span;
+        let covered = diags
+            .iter()
+            .any(|d| d.code == "W0101" && d.span() == Some(span));
+        let Some((want, got)) = near_miss(arrived, &wants) else {
+            continue;
+        };
+        if covered {
+            continue;
+        }
+        let d = Diagnostic::warning(
+            "W0106",
+            format!(
+                "{} accepts none of the records that reach it",
+                ir.describe(id)
+            ),
+        )
+        .primary(span, format!("wants {}", show_type(&wants)))
+        .note(format!(
+            "the records reaching it are {}",
+            show_type(arrived)
+        ));
+        diags.push(hint(ir, &nodes, d, want, got));
+    }
+}
+
+/// A label that `wants` has and none of `arrived` has, with a similar label they have
+/// (same name as another kind, or a close spelling) that the wanting side does not want
+/// itself.
+fn near_miss(arrived: &Ty, wants: &Ty) -> Option<(Label, Label)> {
+    // Labels the branch wants itself are no alternative to the one it lacks.
+    let mut have: Vec<Label> = Vec::new();
+    for l in arrived.iter().flatten() {
+        if !have.contains(l) && !wants.iter().any(|w| w.contains(l)) {
+            have.push(*l);
+        }
+    }
+    wants.iter().flatten().find_map(|l| {
+        let missing = l.kind() != LabelKind::BTag && !arrived.iter().any(|x| x.contains(l));
+        if missing {
+            similar(*l, &have).map(|s| (*l, s))
+        } else {
+            None
+        }
+    })
+}
+
+/// Adds the near-miss note, the producer of the similar label and the help to `d`.
+fn hint(ir: &Ir, nodes: &[IrId], mut d: Diagnostic, want: Label, got: Label) -> Diagnostic {
+    if let Some(p) = producer(ir, nodes, got) {
+        d = d.secondary(
+            ir.nodes[p].span,
+            format!("produces {} `{got}`", kind_name(got)),
+        );
+    }
+    d.note(format!(
+        "none of them has {} `{want}`; they have {} `{got}`",
+        kind_name(want),
+        kind_name(got)
+    ))
+    .help(format!(
+        "did you mean {} `{got}`? (unless the input records bring `{want}` along by flow inheritance)",
+        kind_name(got)
+    ))
 }
 
 /// The first box or filter of the entry network that produces label `l`.
