@@ -187,10 +187,13 @@ impl fmt::Display for InputError {
         } else {
             format!("byte {}", self.offset)
         };
+        // Input text quoted in a message (a JSON string, an element name) is cut: a
+        // 35 KB value must not fill standard error.
+        let kind = cut_long(&self.kind.to_string());
         if self.record > 0 {
-            write!(f, "input record {} ({at}): {}", self.record, self.kind)
+            write!(f, "input record {} ({at}): {kind}", self.record)
         } else {
-            write!(f, "input ({at}): {}", self.kind)
+            write!(f, "input ({at}): {kind}")
         }
     }
 }
@@ -244,5 +247,85 @@ impl std::error::Error for OutputError {
 impl From<std::io::Error> for OutputError {
     fn from(e: std::io::Error) -> Self {
         OutputError::Io(e)
+    }
+}
+
+/// Longest piece of input text a message quotes in full.
+const SHOWN_BYTES: usize = 64;
+
+/// `msg` with every quoted stretch (`"..."`, `` `...` ``) longer than [`SHOWN_BYTES`]
+/// and every run of non-blank characters longer than that cut to its first
+/// [`SHOWN_BYTES`] bytes, followed by `... (N bytes)`.
+pub(crate) fn cut_long(msg: &str) -> String {
+    if msg.len() <= SHOWN_BYTES + 16 {
+        return msg.to_owned();
+    }
+    let b = msg.as_bytes();
+    let mut out = String::with_capacity(msg.len().min(1024));
+    let mut i = 0;
+    while i < b.len() {
+        // The stretch starting at `i`: a quoted one, or a run of non-blanks.
+        let end = match b[i] {
+            q @ (b'"' | b'`') => match msg[i + 1..].find(q as char) {
+                Some(k) => i + k + 2,
+                None => msg.len(),
+            },
+            c if !c.is_ascii_whitespace() => {
+                let mut j = i;
+                while j < b.len() && !b[j].is_ascii_whitespace() {
+                    j += 1;
+                }
+                j
+            }
+            _ => {
+                let ch = msg[i..].chars().next().unwrap_or(' ');
+                out.push(ch);
+                i += ch.len_utf8();
+                continue;
+            }
+        };
+        let piece = &msg[i..end];
+        if piece.len() > SHOWN_BYTES + 16 {
+            let mut k = SHOWN_BYTES;
+            while !piece.is_char_boundary(k) {
+                k -= 1;
+            }
+            out.push_str(&piece[..k]);
+            out.push_str(&format!("... ({} bytes)", piece.len()));
+        } else {
+            out.push_str(piece);
+        }
+        i = end.max(i + 1);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 33 item 6: a 40 KB JSON string quoted by the parser's message is cut.
+    #[test]
+    fn long_quoted_input_is_cut_in_messages() {
+        let e = InputError {
+            record: 2,
+            offset: 10,
+            line: 2,
+            column: 1,
+            kind: InputErrorKind::Json(format!(
+                "invalid type: string \"{}\", expected i32 at line 1 column 40011",
+                "z".repeat(40000)
+            )),
+        };
+        let shown = e.to_string();
+        assert!(shown.len() < 250, "{} bytes: {shown}", shown.len());
+        assert!(shown.contains("\"zzzz"), "{shown}");
+        assert!(shown.contains("... (40002 bytes)"), "{shown}");
+        assert!(
+            shown.ends_with("expected i32 at line 1 column 40011"),
+            "{shown}"
+        );
+        // Short messages are left alone.
+        assert_eq!(cut_long("a `b` c"), "a `b` c");
     }
 }
