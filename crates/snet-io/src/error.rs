@@ -253,51 +253,9 @@ impl From<std::io::Error> for OutputError {
 /// Longest piece of input text a message quotes in full.
 const SHOWN_BYTES: usize = 64;
 
-/// `msg` with every quoted stretch (`"..."`, `` `...` ``) longer than [`SHOWN_BYTES`]
-/// and every run of non-blank characters longer than that cut to its first
-/// [`SHOWN_BYTES`] bytes, followed by `... (N bytes)`.
+/// [`snet_core::error::cut_long`] at [`SHOWN_BYTES`].
 pub(crate) fn cut_long(msg: &str) -> String {
-    if msg.len() <= SHOWN_BYTES + 16 {
-        return msg.to_owned();
-    }
-    let b = msg.as_bytes();
-    let mut out = String::with_capacity(msg.len().min(1024));
-    let mut i = 0;
-    while i < b.len() {
-        // The stretch starting at `i`: a quoted one, or a run of non-blanks.
-        let end = match b[i] {
-            q @ (b'"' | b'`') => match msg[i + 1..].find(q as char) {
-                Some(k) => i + k + 2,
-                None => msg.len(),
-            },
-            c if !c.is_ascii_whitespace() => {
-                let mut j = i;
-                while j < b.len() && !b[j].is_ascii_whitespace() {
-                    j += 1;
-                }
-                j
-            }
-            _ => {
-                let ch = msg[i..].chars().next().unwrap_or(' ');
-                out.push(ch);
-                i += ch.len_utf8();
-                continue;
-            }
-        };
-        let piece = &msg[i..end];
-        if piece.len() > SHOWN_BYTES + 16 {
-            let mut k = SHOWN_BYTES;
-            while !piece.is_char_boundary(k) {
-                k -= 1;
-            }
-            out.push_str(&piece[..k]);
-            out.push_str(&format!("... ({} bytes)", piece.len()));
-        } else {
-            out.push_str(piece);
-        }
-        i = end.max(i + 1);
-    }
-    out
+    snet_core::error::cut_long(msg, SHOWN_BYTES)
 }
 
 #[cfg(test)]

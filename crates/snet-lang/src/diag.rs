@@ -55,13 +55,25 @@ pub struct Diagnostic {
     file: Option<Arc<SourceFile>>,
 }
 
+/// Longest name or value a diagnostic quotes in full (a longer one is cut, with its
+/// length: a 40 KB metadata value must not fill the message).
+const SHOWN_BYTES: usize = 200;
+
+fn cut(s: String) -> String {
+    if s.len() <= SHOWN_BYTES + 16 {
+        s
+    } else {
+        snet_core::error::cut_long(&s, SHOWN_BYTES)
+    }
+}
+
 impl Diagnostic {
     /// An error with a message.
     pub fn error(code: &'static str, message: impl Into<String>) -> Diagnostic {
         Diagnostic {
             severity: Severity::Error,
             code,
-            message: message.into(),
+            message: cut(message.into()),
             labels: Vec::new(),
             notes: Vec::new(),
             help: None,
@@ -81,7 +93,7 @@ impl Diagnostic {
     pub fn primary(mut self, span: Span, text: impl Into<String>) -> Diagnostic {
         self.labels.push(SpanLabel {
             span,
-            text: text.into(),
+            text: cut(text.into()),
             primary: true,
         });
         self
@@ -91,7 +103,7 @@ impl Diagnostic {
     pub fn secondary(mut self, span: Span, text: impl Into<String>) -> Diagnostic {
         self.labels.push(SpanLabel {
             span,
-            text: text.into(),
+            text: cut(text.into()),
             primary: false,
         });
         self
@@ -99,13 +111,13 @@ impl Diagnostic {
 
     /// Adds a note.
     pub fn note(mut self, text: impl Into<String>) -> Diagnostic {
-        self.notes.push(text.into());
+        self.notes.push(cut(text.into()));
         self
     }
 
     /// Sets the help line.
     pub fn help(mut self, text: impl Into<String>) -> Diagnostic {
-        self.help = Some(text.into());
+        self.help = Some(cut(text.into()));
         self
     }
 

@@ -132,3 +132,19 @@ fn a_rejected_definition_is_not_reported_undefined_again() {
     let codes: Vec<&str> = d.iter().filter(|d| d.is_error()).map(|d| d.code).collect();
     assert_eq!(codes, ["E0201", "E0305"], "{}", d.render());
 }
+
+/// Issue 33 item 6: a 40 KB metadata value or element name quoted in a warning is cut
+/// to its first 200 bytes and its length.
+#[test]
+fn long_names_and_values_in_diagnostics_are_cut() {
+    let src = format!(
+        "<metadata><netdefault><observer/><observer_type value=\"{}\"/><observer_file value=\"/tmp/x\"/></netdefault><{}/></metadata>\nnet p connect [];\n",
+        "b".repeat(40000),
+        "e".repeat(40000)
+    );
+    let c = snet_lang::compile_str("p.snet", &src).unwrap();
+    let text = c.warnings.render();
+    assert!(text.len() < 2000, "{} bytes:\n{text}", text.len());
+    assert!(text.contains("... (40002 bytes) is not `before`"), "{text}");
+    assert!(text.contains("... (40004 bytes) is ignored"), "{text}");
+}
