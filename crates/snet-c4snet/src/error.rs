@@ -73,6 +73,9 @@ pub enum C4SNetError {
         searched: Vec<PathBuf>,
         /// Where a symbol of that name was found instead (e.g. the C library), if anywhere.
         found_elsewhere: Option<PathBuf>,
+        /// The function of the C sources whose name is closest to the box's, if one is
+        /// close (a misspelt box or function name).
+        closest: Option<String>,
     },
     /// A library's box table does not match the box's signature (a stale prebuilt
     /// library, for example).
@@ -141,6 +144,7 @@ impl fmt::Display for C4SNetError {
                 name,
                 searched,
                 found_elsewhere,
+                closest,
             } => {
                 write!(
                     f,
@@ -152,6 +156,12 @@ impl fmt::Display for C4SNetError {
                         f,
                         " (a symbol `{name}` exists in {}, which is not box code)",
                         other.display()
+                    )?;
+                }
+                if let Some(c) = closest {
+                    write!(
+                        f,
+                        "; did you mean `{c}`? (the box name is the C function's name)"
                     )?;
                 }
                 Ok(())

@@ -322,6 +322,7 @@ fn bind(
             name: sig.name.clone(),
             searched: built.searched.clone(),
             found_elsewhere: None,
+            closest: closest_function(&sig.name, &built.searched),
         });
     };
     // The function must be box code: in the library itself or a user's shared object.
@@ -333,6 +334,7 @@ fn bind(
                 name: sig.name.clone(),
                 searched: built.searched.clone(),
                 found_elsewhere: Some(file),
+                closest: closest_function(&sig.name, &built.searched),
             });
         }
     }
@@ -353,4 +355,58 @@ fn bind(
         outputs,
         _lib: Arc::clone(loaded),
     })
+}
+
+/// The name closest to `name` (a few edits at most, [`snet_core::label::closest`]) among
+/// the identifiers followed by `(` in the C sources and headers of `files`: the function
+/// a box name misspells. Object files and libraries are not looked into.
+fn closest_function(name: &str, files: &[PathBuf]) -> Option<String> {
+    let mut names: Vec<String> = Vec::new();
+    for f in files {
+        if !f.extension().is_some_and(|e| e == "c" || e == "h") {
+            continue;
+        }
+        let Ok(text) = std::fs::read(f) else {
+            continue;
+        };
+        for n in called_names(&text) {
+            if !names.contains(&n) {
+                names.push(n);
+            }
+        }
+    }
+    snet_core::label::closest(name, names.iter().map(|s| s.as_str())).map(str::to_owned)
+}
+
+/// The identifiers of C source `text` that are followed (after blanks) by `(`.
+fn called_names(text: &[u8]) -> Vec<String> {
+    let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < text.len() {
+        if ident(text[i]) && (i == 0 || !ident(text[i - 1])) {
+            let start = i;
+            while i < text.len() && ident(text[i]) {
+                i += 1;
+            }
+            let mut j = i;
+            while j < text.len() && text[j].is_ascii_whitespace() {
+                j += 1;
+            }
+            let word = String::from_utf8_lossy(&text[start..i]);
+            const KEYWORDS: [&str; 8] = [
+                "if", "while", "for", "switch", "return", "sizeof", "defined", "_Alignof",
+            ];
+            if j < text.len()
+                && text[j] == b'('
+                && !text[start].is_ascii_digit()
+                && !KEYWORDS.contains(&&*word)
+            {
+                out.push(word.into_owned());
+            }
+        } else {
+            i += 1;
+        }
+    }
+    out
 }

@@ -46,6 +46,7 @@ fn a_box_without_a_function_names_the_box_and_the_files() {
         name,
         searched,
         found_elsewhere,
+        closest,
     } = &err
     else {
         panic!("expected a missing symbol, got {err}");
@@ -53,9 +54,37 @@ fn a_box_without_a_function_names_the_box_and_the_files() {
     assert_eq!(name, "nowhere");
     assert_eq!(searched, &srcs);
     assert!(found_elsewhere.is_none());
+    // Nothing in the sources is spelt like it.
+    assert!(closest.is_none(), "{closest:?}");
     let shown = err.to_string();
     assert!(shown.contains("box `nowhere`"), "{shown}");
     assert!(shown.contains("a.c") && shown.contains("b.c"), "{shown}");
+}
+
+/// Issue 33 item 6: a box whose C function is spelt differently in the sources is told
+/// the closest function name there.
+#[test]
+fn a_misspelt_box_function_gets_the_closest_name_in_the_sources() {
+    let dir = scratch("misspelt");
+    let srcs = write_sources(
+        &dir,
+        &[(
+            "a.c",
+            "#include <C4SNet.h>\nstatic int helper(int x) { if (x) return x; return 0; }\n\
+             void *cuont(void *hnd, c4snet_data_t *x) { helper(1); return hnd; }\n",
+        )],
+    );
+    let err = load_boxes(
+        &[sig("count", Some("x"), &["x"])],
+        &srcs,
+        &common::options(&dir),
+    )
+    .unwrap_err();
+    let C4SNetError::MissingSymbol { closest, .. } = &err else {
+        panic!("expected a missing symbol, got {err}");
+    };
+    assert_eq!(closest.as_deref(), Some("cuont"));
+    assert!(err.to_string().contains("did you mean `cuont`?"), "{err}");
 }
 
 #[test]

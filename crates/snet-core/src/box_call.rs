@@ -158,10 +158,15 @@ pub fn invoke(
                                 Arg::Tag(t) => rest.push_tag(*l, t),
                             }
                         }
+                        let mut msg = format!("record lacks input label {l}");
+                        let others = rest.labels().filter(|m| !labels.contains(m));
+                        if let Some(hint) = crate::label::suggest(*l, others) {
+                            msg.push_str(&format!("; {hint}"));
+                        }
                         return Err(RunError::new(
                             format!("box `{}` ({loc})", sig.name),
                             Some(format!("{rest:?}")),
-                            format!("record lacks input label {l}"),
+                            msg,
                         ));
                     }
                 }
@@ -246,6 +251,54 @@ mod tests {
         }
         // The labels taken before the missing one are back in the record.
         assert!(rec.has(Label::field("a")) && rec.tag(Label::tag("t")) == Some(5));
+    }
+
+    /// Issue 33 item 6: a 35 KB field is shown by its first bytes and its length, and
+    /// the label the record has instead is suggested.
+    #[test]
+    fn a_missing_label_suggests_the_closest_and_cuts_long_values() {
+        let f = |_: Args, _: &mut dyn Emitter| -> Result<(), BoxFailure> { panic!("never called") };
+        let text = "word ".repeat(7000);
+        let sig = BoxSig {
+            name: "count".into(),
+            input: Some(vec![Label::field("txt")]),
+            outputs: vec![],
+            passthrough: vec![],
+        };
+        let mut rec = Record::new()
+            .with_field("text", Value::string(&text))
+            .with_tag("k", 1);
+        let e = invoke(&sig, "here", &f, Some(&mut rec), &None, &mut |_| Ok(()))
+            .expect_err("txt is missing");
+        assert!(
+            e.message
+                .ends_with("record lacks input label txt; did you mean text?"),
+            "{e}"
+        );
+        let shown = e.to_string();
+        assert!(shown.len() < 300, "{} bytes: {shown}", shown.len());
+        assert!(shown.contains("text=(char[35000])"), "{shown}");
+        assert!(shown.contains(",w... (70012 bytes), <k>=1}"), "{shown}");
+        // A field where a tag of that name is: the kind is named.
+        let sig = BoxSig {
+            input: Some(vec![Label::field("k")]),
+            ..sig
+        };
+        let e = invoke(&sig, "here", &f, Some(&mut rec), &None, &mut |_| Ok(()))
+            .expect_err("k is missing");
+        assert!(
+            e.message.ends_with("; the record has tag <k>, not field k"),
+            "{e}"
+        );
+        // A label the box wants as well is no suggestion for the one missing.
+        let sig = BoxSig {
+            input: Some(vec![Label::field("row1"), Label::field("row2")]),
+            ..sig
+        };
+        let mut rec = Record::new().with_field("row1", Value::int(1));
+        let e = invoke(&sig, "here", &f, Some(&mut rec), &None, &mut |_| Ok(()))
+            .expect_err("row2 is missing");
+        assert!(e.message.ends_with("record lacks input label row2"), "{e}");
     }
 
     #[test]

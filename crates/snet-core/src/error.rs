@@ -39,3 +39,51 @@ impl fmt::Display for RunError {
 }
 
 impl std::error::Error for RunError {}
+
+/// `msg` with every quoted stretch (`"..."`, `` `...` ``) and every run of non-blank
+/// characters longer than `limit` (plus a little slack) cut to its first `limit` bytes,
+/// followed by `... (N bytes)`: input text quoted in a message (a 35 KB value, a 40 KB
+/// name) must not fill standard error.
+pub fn cut_long(msg: &str, limit: usize) -> String {
+    let slack = limit + 16;
+    if msg.len() <= slack {
+        return msg.to_owned();
+    }
+    let b = msg.as_bytes();
+    let mut out = String::with_capacity(msg.len().min(1024));
+    let mut i = 0;
+    while i < b.len() {
+        // The stretch starting at `i`: a quoted one, or a run of non-blanks.
+        let end = match b[i] {
+            q @ (b'"' | b'`') => match msg[i + 1..].find(q as char) {
+                Some(k) => i + k + 2,
+                None => msg.len(),
+            },
+            c if !c.is_ascii_whitespace() => {
+                let mut j = i;
+                while j < b.len() && !b[j].is_ascii_whitespace() {
+                    j += 1;
+                }
+                j
+            }
+            c => {
+                out.push(c as char);
+                i += 1;
+                continue;
+            }
+        };
+        let piece = &msg[i..end];
+        if piece.len() > slack {
+            let mut k = limit;
+            while !piece.is_char_boundary(k) {
+                k -= 1;
+            }
+            out.push_str(&piece[..k]);
+            out.push_str(&format!("... ({} bytes)", piece.len()));
+        } else {
+            out.push_str(piece);
+        }
+        i = end;
+    }
+    out
+}

@@ -106,6 +106,78 @@ impl Label {
     }
 }
 
+/// "Did you mean" candidate: the name of `candidates` closest to `name` within a
+/// small edit distance (none for names of two characters or fewer; a third of the
+/// length otherwise; case differences and swapped neighbours count one each).
+pub fn closest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    let limit = match name.chars().count() {
+        0..=2 => 0,
+        n => (n / 3).max(1),
+    };
+    candidates
+        .filter(|c| *c != name)
+        .map(|c| (edit_distance(name, c), c))
+        .filter(|(d, _)| *d <= limit)
+        .min_by_key(|(d, c)| (*d, *c))
+        .map(|(_, c)| c)
+}
+
+/// Edit distance of `a` and `b`: insertions, deletions, substitutions (a case
+/// difference costs nothing) and transpositions of neighbours.
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut prev2: Vec<usize> = vec![0; b.len() + 1];
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    let mut cur = vec![0; b.len() + 1];
+    for i in 1..=a.len() {
+        cur[0] = i;
+        for j in 1..=b.len() {
+            let cost = usize::from(!a[i - 1].eq_ignore_ascii_case(&b[j - 1]));
+            cur[j] = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                // Transposition of two neighbours counts as one edit.
+                cur[j] = cur[j].min(prev2[j - 2] + 1);
+            }
+        }
+        prev2 = std::mem::replace(&mut prev, std::mem::take(&mut cur));
+        cur = vec![0; b.len() + 1];
+    }
+    prev[b.len()]
+}
+
+impl LabelKind {
+    /// `field`, `tag` or `binding tag`, for messages.
+    pub fn noun(self) -> &'static str {
+        match self {
+            LabelKind::Field => "field",
+            LabelKind::Tag => "tag",
+            LabelKind::BTag => "binding tag",
+        }
+    }
+}
+
+/// A hint for a record that lacks label `want` but has `have`: the same name as
+/// another kind (`it has tag <k>, not field k`) or a close spelling of the same kind
+/// (`did you mean text?`). `None` if nothing is similar.
+pub fn suggest(want: Label, have: impl IntoIterator<Item = Label>) -> Option<String> {
+    let have: Vec<Label> = have.into_iter().collect();
+    if let Some(l) = have.iter().find(|l| l.name() == want.name() && **l != want) {
+        return Some(format!(
+            "the record has {} {l}, not {} {want}",
+            l.kind().noun(),
+            want.kind().noun()
+        ));
+    }
+    let same: Vec<Label> = have
+        .into_iter()
+        .filter(|l| l.kind() == want.kind())
+        .collect();
+    let c = closest(want.name(), same.iter().map(|l| l.name()))?;
+    let l = same.iter().find(|l| l.name() == c)?;
+    Some(format!("did you mean {l}?"))
+}
+
 impl fmt::Display for Label {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.kind() {

@@ -439,6 +439,26 @@ fn retain_list<T, const N: usize>(
     }
 }
 
+/// Longest value a record shows in full in a message ([`Record`]'s `Debug`, which every
+/// run-time error uses); a longer one is cut to about that many bytes and its length.
+pub const SHOWN_VALUE_BYTES: usize = 64;
+
+/// Writes `v` in the textual notation, cut after [`SHOWN_VALUE_BYTES`] bytes (at a
+/// character boundary) with its whole length: a 35 KB field must not fill a message.
+fn write_cut(f: &mut fmt::Formatter<'_>, v: &crate::value::Value) -> fmt::Result {
+    let mut s = Vec::new();
+    crate::value::text::write_value(v, &mut s);
+    let text = String::from_utf8_lossy(&s);
+    if text.len() <= SHOWN_VALUE_BYTES + 16 {
+        return f.write_str(&text);
+    }
+    let mut end = SHOWN_VALUE_BYTES;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    write!(f, "{}... ({} bytes)", &text[..end], text.len())
+}
+
 impl fmt::Debug for Record {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{{")?;
@@ -452,7 +472,10 @@ impl fmt::Debug for Record {
         for (l, v) in &self.fields {
             sep(f)?;
             match v {
-                Some(v) => write!(f, "{l}={v:?}")?,
+                Some(v) => {
+                    write!(f, "{l}=")?;
+                    write_cut(f, v)?;
+                }
                 None => write!(f, "{l}=NULL")?,
             }
         }

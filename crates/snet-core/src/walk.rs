@@ -916,34 +916,127 @@ impl<'a> Walker<'a> {
     /// A record that fails the exit patterns of `star` and that every instance of its
     /// operand passes on unchanged, whatever the instance's state, would go through new
     /// stages for ever (spec §7.10: such a program "simply loops"), taking memory for
-    /// each; it is a run-time error instead. Checked before a new stage is looked for.
+    /// each; it is a run-time error instead (decisions 21 and 49). Checked before a new
+    /// stage is looked for.
     fn check_star_progress(&self, star: &Inst, rec: &Record) -> Result<(), RunError> {
-        let NodeKind::Star { body, .. } = &self.net.node(star.node).kind else {
+        let NodeKind::Star { body, exits, .. } = &self.net.node(star.node).kind else {
             return Ok(());
         };
-        if self.passes_unchanged(*body, rec) {
-            return Err(self.err(
-                star,
-                rec,
-                "the record matches no exit pattern and every stage passes it on \
-                 unchanged (it matches no synchrocell pattern), so it would never leave \
-                 the star",
-            ));
+        let mut why = Vec::new();
+        if self.passes_unchanged(*body, rec, &mut why) {
+            let pats: Vec<String> = exits.iter().map(|p| show_pattern(&p.labels)).collect();
+            let mut msg = format!(
+                "the record matches no exit pattern ({}) and every stage passes it on \
+                 unchanged, so it would never leave the star",
+                pats.join(", ")
+            );
+            for w in &why {
+                msg.push_str("\n  ");
+                msg.push_str(w);
+            }
+            msg.push_str(
+                "\n  help: make a stage change such records (a branch that accepts them), \
+                 give them an exit pattern they match, or keep them out of the star",
+            );
+            return Err(self.err(star, rec, msg));
         }
         Ok(())
     }
 
     /// True if every instance of `node` forwards `rec` unchanged in any state: the
-    /// identity, a synchrocell none of whose patterns `rec` matches (§7.6 step 2), or a
-    /// serial composition of those.
-    fn passes_unchanged(&self, node: NodeId, rec: &Record) -> bool {
-        match &self.net.node(self.net.unplaced(node).0).kind {
+    /// identity, an observer, a synchrocell none of whose patterns `rec` matches (§7.6
+    /// step 2), a filter whose only output for `rec` is `rec` itself, a parallel
+    /// composition whose routing (§7.8, a pure function of the record's labels) sends
+    /// `rec` to such a branch, a split (of a record with its index tag) or a star (whose
+    /// exit `rec` matches) around such an operand, or a serial composition of those.
+    /// The steps that decide it are described in `why`.
+    fn passes_unchanged(&self, node: NodeId, rec: &Record, why: &mut Vec<String>) -> bool {
+        let n = self.net.node(self.net.unplaced(node).0);
+        match &n.kind {
             NodeKind::Identity | NodeKind::Observe(_) => true,
-            NodeKind::Sync(ps) => matches!(pattern::matches_any(rec, ps), Ok(false)),
-            NodeKind::Serial(a, b) => {
-                self.passes_unchanged(*a, rec) && self.passes_unchanged(*b, rec)
+            NodeKind::Sync(ps) => {
+                let none = matches!(pattern::matches_any(rec, ps), Ok(false));
+                if none {
+                    why.push(format!(
+                        "the synchrocell at {} passes it on (it matches none of its patterns)",
+                        n.loc
+                    ));
+                }
+                none
             }
-            _ => false,
+            NodeKind::Filter(f) => {
+                // Filters are pure: one output equal to the input is the same output
+                // in every stage.
+                let mut out = Vec::new();
+                let same = crate::filter::apply(f, rec.clone(), &mut out).is_ok()
+                    && out.len() == 1
+                    && same_record(&out[0], rec);
+                if same {
+                    why.push(format!("the filter at {} gives it back unchanged", n.loc));
+                }
+                same
+            }
+            NodeKind::Serial(a, b) => {
+                self.passes_unchanged(*a, rec, why) && self.passes_unchanged(*b, rec, why)
+            }
+            NodeKind::Parallel {
+                branches, routes, ..
+            } => {
+                let data: Vec<usize> = (0..routes.len())
+                    .filter(|i| !routes[*i].is_empty())
+                    .collect();
+                let b = if data.len() == 1 {
+                    data[0]
+                } else {
+                    match pattern::best_branch(rec, routes) {
+                        Some(b) => b,
+                        None => return false,
+                    }
+                };
+                if !self.passes_unchanged(branches[b], rec, why) {
+                    return false;
+                }
+                let chosen = self.net.node(branches[b]);
+                let mut w = format!(
+                    "`{}` at {} sends it to branch {} ({} at {})",
+                    n.name,
+                    n.loc,
+                    b + 1,
+                    describe_node(chosen),
+                    chosen.loc
+                );
+                let others: Vec<String> = data
+                    .iter()
+                    .filter(|i| **i != b)
+                    .map(|i| {
+                        let o = self.net.node(branches[*i]);
+                        let mut s = format!(
+                            "branch {} ({}) wants {}",
+                            i + 1,
+                            describe_node(o),
+                            show_variants(&routes[*i])
+                        );
+                        if let Some(hint) = near_miss(rec, &routes[*i]) {
+                            s.push_str(&format!(" and {hint}"));
+                        }
+                        s
+                    })
+                    .collect();
+                if !others.is_empty() {
+                    w.push_str(&format!("; {}", others.join("; ")));
+                }
+                why.push(w);
+                true
+            }
+            NodeKind::Split { body, index, .. } => {
+                rec.tag(*index).is_some() && self.passes_unchanged(*body, rec, why)
+            }
+            NodeKind::Star { exits, .. } => {
+                // A record the inner star lets out at once; one it keeps is that
+                // star's business (it stops the run itself if it can never leave).
+                matches!(pattern::matches_any(rec, exits), Ok(true))
+            }
+            NodeKind::Box(_) | NodeKind::Feedback { .. } | NodeKind::At { .. } => false,
         }
     }
 
@@ -1230,8 +1323,16 @@ impl<'a> Walker<'a> {
                         // The input leaves its slot, which the output takes if there
                         // is one.
                         let input = std::mem::take(&mut *tok.rec);
-                        filter::apply(f, input, &mut outs)
-                            .map_err(|b| self.err(&inst, &b.1, b.0.to_string()))?;
+                        filter::apply(f, input, &mut outs).map_err(|b| {
+                            let mut msg = b.0.to_string();
+                            if let filter::FilterError::NoMatch(l) = b.0 {
+                                let others = b.1.labels().filter(|m| !f.pattern.contains(m));
+                                if let Some(hint) = crate::label::suggest(l, others) {
+                                    msg.push_str(&format!("; {hint}"));
+                                }
+                            }
+                            self.err(&inst, &b.1, msg)
+                        })?;
                         let n = outs.len();
                         self.counters.filtered(n);
                         if tok.ctx.is_some() {
@@ -1364,7 +1465,12 @@ impl<'a> Walker<'a> {
                             return Err(self.err(
                                 &inst,
                                 &tok.rec,
-                                format!("record lacks the index tag {index}"),
+                                match crate::label::suggest(*index, tok.rec.labels()) {
+                                    Some(hint) => {
+                                        format!("record lacks the index tag {index}; {hint}")
+                                    }
+                                    None => format!("record lacks the index tag {index}"),
+                                },
                             ));
                         };
                         enter_frame(&inst, &mut tok);
@@ -1520,6 +1626,50 @@ fn enter_frame(inst: &Arc<Inst>, tok: &mut Token) {
 
 /// A branch's routing type for an error message: `{a,b} | {c,d?}` (`d?`: a label the
 /// variants may or may not have, see [`crate::net::Family`]).
+/// `{a, <t>}`: a pattern's labels for a message.
+fn show_pattern(ls: &[crate::label::Label]) -> String {
+    let parts: Vec<String> = ls.iter().map(|l| l.to_string()).collect();
+    format!("{{{}}}", parts.join(", "))
+}
+
+/// What a node is, for a message: `box `count``, `the identity `[]``, `a filter`...
+fn describe_node(n: &crate::net::Node) -> String {
+    match &n.kind {
+        NodeKind::Box(_) => format!("box `{}`", n.name),
+        NodeKind::Identity => "`[]`".to_owned(),
+        NodeKind::Filter(_) => "a filter".to_owned(),
+        NodeKind::Sync(_) => "a synchrocell".to_owned(),
+        _ => format!("`{}`", n.name),
+    }
+}
+
+/// Two records with the same labels and values, whatever their order.
+fn same_record(a: &Record, b: &Record) -> bool {
+    a.len() == b.len()
+        && a.fields()
+            .iter()
+            .all(|(l, v)| b.field(*l).is_some_and(|w| w == v))
+        && a.tags().iter().all(|(l, v)| b.tag(*l) == Some(*v))
+        && a.btags().iter().all(|(l, v)| b.btags().contains(&(*l, *v)))
+}
+
+/// For a route `rec` does not take: a label it needs that the record has under the
+/// same name as another kind (`the record has tag <k>, not field k`) or a close
+/// spelling, the commonest slip behind a record that takes the wrong branch.
+fn near_miss(rec: &Record, route: &[crate::net::Family]) -> Option<String> {
+    route.iter().find_map(|f| {
+        // Labels the route wants itself are no alternative to the one it lacks.
+        let others = || {
+            rec.labels()
+                .filter(|m| !f.labels.contains(m) && !f.optional.contains(m))
+        };
+        f.labels
+            .iter()
+            .filter(|l| !rec.has(**l))
+            .find_map(|l| crate::label::suggest(*l, others()))
+    })
+}
+
 fn show_variants(vs: &[crate::net::Family]) -> String {
     let parts: Vec<String> = vs.iter().map(|f| f.to_string()).collect();
     if parts.is_empty() {

@@ -187,10 +187,13 @@ impl fmt::Display for InputError {
         } else {
             format!("byte {}", self.offset)
         };
+        // Input text quoted in a message (a JSON string, an element name) is cut: a
+        // 35 KB value must not fill standard error.
+        let kind = cut_long(&self.kind.to_string());
         if self.record > 0 {
-            write!(f, "input record {} ({at}): {}", self.record, self.kind)
+            write!(f, "input record {} ({at}): {kind}", self.record)
         } else {
-            write!(f, "input ({at}): {}", self.kind)
+            write!(f, "input ({at}): {kind}")
         }
     }
 }
@@ -244,5 +247,43 @@ impl std::error::Error for OutputError {
 impl From<std::io::Error> for OutputError {
     fn from(e: std::io::Error) -> Self {
         OutputError::Io(e)
+    }
+}
+
+/// Longest piece of input text a message quotes in full.
+const SHOWN_BYTES: usize = 64;
+
+/// [`snet_core::error::cut_long`] at [`SHOWN_BYTES`].
+pub(crate) fn cut_long(msg: &str) -> String {
+    snet_core::error::cut_long(msg, SHOWN_BYTES)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 33 item 6: a 40 KB JSON string quoted by the parser's message is cut.
+    #[test]
+    fn long_quoted_input_is_cut_in_messages() {
+        let e = InputError {
+            record: 2,
+            offset: 10,
+            line: 2,
+            column: 1,
+            kind: InputErrorKind::Json(format!(
+                "invalid type: string \"{}\", expected i32 at line 1 column 40011",
+                "z".repeat(40000)
+            )),
+        };
+        let shown = e.to_string();
+        assert!(shown.len() < 250, "{} bytes: {shown}", shown.len());
+        assert!(shown.contains("\"zzzz"), "{shown}");
+        assert!(shown.contains("... (40002 bytes)"), "{shown}");
+        assert!(
+            shown.ends_with("expected i32 at line 1 column 40011"),
+            "{shown}"
+        );
+        // Short messages are left alone.
+        assert_eq!(cut_long("a `b` c"), "a `b` c");
     }
 }

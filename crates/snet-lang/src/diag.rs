@@ -55,13 +55,25 @@ pub struct Diagnostic {
     file: Option<Arc<SourceFile>>,
 }
 
+/// Longest name or value a diagnostic quotes in full (a longer one is cut, with its
+/// length: a 40 KB metadata value must not fill the message).
+const SHOWN_BYTES: usize = 200;
+
+fn cut(s: String) -> String {
+    if s.len() <= SHOWN_BYTES + 16 {
+        s
+    } else {
+        snet_core::error::cut_long(&s, SHOWN_BYTES)
+    }
+}
+
 impl Diagnostic {
     /// An error with a message.
     pub fn error(code: &'static str, message: impl Into<String>) -> Diagnostic {
         Diagnostic {
             severity: Severity::Error,
             code,
-            message: message.into(),
+            message: cut(message.into()),
             labels: Vec::new(),
             notes: Vec::new(),
             help: None,
@@ -81,7 +93,7 @@ impl Diagnostic {
     pub fn primary(mut self, span: Span, text: impl Into<String>) -> Diagnostic {
         self.labels.push(SpanLabel {
             span,
-            text: text.into(),
+            text: cut(text.into()),
             primary: true,
         });
         self
@@ -91,7 +103,7 @@ impl Diagnostic {
     pub fn secondary(mut self, span: Span, text: impl Into<String>) -> Diagnostic {
         self.labels.push(SpanLabel {
             span,
-            text: text.into(),
+            text: cut(text.into()),
             primary: false,
         });
         self
@@ -99,13 +111,13 @@ impl Diagnostic {
 
     /// Adds a note.
     pub fn note(mut self, text: impl Into<String>) -> Diagnostic {
-        self.notes.push(text.into());
+        self.notes.push(cut(text.into()));
         self
     }
 
     /// Sets the help line.
     pub fn help(mut self, text: impl Into<String>) -> Diagnostic {
-        self.help = Some(text.into());
+        self.help = Some(cut(text.into()));
         self
     }
 
@@ -472,43 +484,13 @@ impl std::fmt::Display for Diagnostics {
 
 impl std::error::Error for Diagnostics {}
 
-/// "Did you mean" candidate: the closest name within a small edit distance.
+/// "Did you mean" candidate: the closest name within a small edit distance
+/// ([`snet_core::label::closest`]).
 pub(crate) fn closest<'a>(
     name: &str,
     candidates: impl Iterator<Item = &'a str>,
 ) -> Option<&'a str> {
-    let limit = match name.chars().count() {
-        0..=2 => 0,
-        n => (n / 3).max(1),
-    };
-    candidates
-        .filter(|c| *c != name)
-        .map(|c| (edit_distance(name, c), c))
-        .filter(|(d, _)| *d <= limit)
-        .min_by_key(|(d, c)| (*d, *c))
-        .map(|(_, c)| c)
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let mut prev2: Vec<usize> = vec![0; b.len() + 1];
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    let mut cur = vec![0; b.len() + 1];
-    for i in 1..=a.len() {
-        cur[0] = i;
-        for j in 1..=b.len() {
-            let cost = usize::from(!a[i - 1].eq_ignore_ascii_case(&b[j - 1]));
-            cur[j] = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                // Transposition of two neighbours counts as one edit.
-                cur[j] = cur[j].min(prev2[j - 2] + 1);
-            }
-        }
-        prev2 = std::mem::replace(&mut prev, std::mem::take(&mut cur));
-        cur = vec![0; b.len() + 1];
-    }
-    prev[b.len()]
+    snet_core::label::closest(name, candidates)
 }
 
 #[cfg(test)]

@@ -51,7 +51,8 @@
 //! | W0102 | routing tie between parallel branches |
 //! | W0103 | serial replication that can never end |
 //! | W0104 | split whose input lacks the index tag |
-//! | W0105 | declared signature input that the body does not accept |
+//! | W0105 | declared signature input that the body does not accept, or output it does not produce |
+//! | W0106 | a parallel branch that no record the network is meant for reaches |
 #![forbid(unsafe_code)]
 #![cfg_attr(
     not(test),
@@ -79,6 +80,10 @@ use span::SourceFile;
 use std::path::Path;
 use std::sync::Arc;
 
+/// Longest signature line `snet check` prints on one line
+/// ([`Compiled::signature_text`]).
+pub const SIGNATURE_WIDTH: usize = 100;
+
 /// A checked and lowered program.
 #[derive(Debug, Clone)]
 pub struct Compiled {
@@ -87,6 +92,10 @@ pub struct Compiled {
     /// The inferred (or declared) signature of the entry network, as `snet check`
     /// prints it after `net NAME`: e.g. `{<N>} -> {<S>}`; mappings separated by `, `.
     pub signature: String,
+    /// The mappings of `signature`: input, then each output variant.
+    sig_maps: Vec<(String, Vec<String>)>,
+    /// Whether the entry network declares its signature.
+    sig_declared: bool,
     /// Each box used by the entry network, with its metadata interface (`None`: no
     /// metadata applied; treated as C4SNet).
     pub box_interfaces: Vec<(String, Option<String>)>,
@@ -128,9 +137,51 @@ impl Compiled {
         )
     }
 
-    /// `net NAME (SIGNATURE)`, the line `snet check` prints.
+    /// `net NAME (SIGNATURE)` on one line.
     pub fn signature_line(&self) -> String {
         format!("net {} ({})", self.net.entry, self.signature)
+    }
+
+    /// What `snet check` prints: [`Compiled::signature_line`] if it fits in
+    /// [`SIGNATURE_WIDTH`] columns, else one variant per line (each mapping's input,
+    /// then its outputs aligned under one another), followed, for an inferred
+    /// signature of more than four mappings or twice that width, by a comment
+    /// suggesting to declare it. Still S-Net: it can be pasted into the program.
+    pub fn signature_text(&self) -> String {
+        let line = self.signature_line();
+        if line.chars().count() <= SIGNATURE_WIDTH {
+            return line;
+        }
+        let mut out = format!("net {} (\n", self.net.entry);
+        for (i, (input, outs)) in self.sig_maps.iter().enumerate() {
+            let comma = if i + 1 < self.sig_maps.len() { "," } else { "" };
+            if outs.is_empty() {
+                out.push_str(&format!("    {}{comma}\n", show_map(input, outs)));
+                continue;
+            }
+            let head = format!("    {input} -> ");
+            let pad = " ".repeat(head.chars().count().saturating_sub(2));
+            for (j, o) in outs.iter().enumerate() {
+                let end = if j + 1 == outs.len() { comma } else { "" };
+                if j == 0 {
+                    out.push_str(&format!("{head}{o}{end}\n"));
+                } else {
+                    out.push_str(&format!("{pad}| {o}{end}\n"));
+                }
+            }
+        }
+        out.push(')');
+        if !self.sig_declared && (self.sig_maps.len() > 4 || line.len() > 2 * SIGNATURE_WIDTH) {
+            let outs: usize = self.sig_maps.iter().map(|m| m.1.len()).sum();
+            out.push_str(&format!(
+                "\n// inferred from the body: {} input variants, {outs} output variants in all\n\
+                 // declare the one you mean, `net {} (...) connect ...`: snet checks the body \
+                 against it",
+                self.sig_maps.len(),
+                self.net.entry
+            ));
+        }
+        out
     }
 }
 
@@ -247,6 +298,9 @@ pub fn compile_str(file_name: &str, source: &str) -> Result<Compiled, Diagnostic
     let routing_overflow = fam.routing_overflow();
     sema::check(&ir, &mut inf, &mut diags);
     let body = ir.nets[entry].body;
+    if !errors(&diags) && !inf.input(body).is_empty() {
+        sema::check_reach(&ir, &inf, entry, &mut diags);
+    }
     if inf.input(body).is_empty() && !errors(&diags) {
         diags.push(
             Diagnostic::error(
@@ -258,7 +312,13 @@ pub fn compile_str(file_name: &str, source: &str) -> Result<Compiled, Diagnostic
         );
     }
     inf.set_precise(true);
-    let signature = signature(&ir, &mut inf, entry);
+    let sig_maps = signature(&ir, &mut inf, entry);
+    let signature = sig_maps
+        .iter()
+        .map(|(i, o)| show_map(i, o))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let sig_declared = ir.nets[entry].sig.is_some();
     inf.set_precise(false);
     if let Some(at) = routing_overflow {
         diags.push(
@@ -293,6 +353,8 @@ pub fn compile_str(file_name: &str, source: &str) -> Result<Compiled, Diagnostic
     Ok(Compiled {
         net,
         signature,
+        sig_maps,
+        sig_declared,
         box_interfaces,
         warnings: finish(all),
         ir: Arc::new(ir),
@@ -300,40 +362,47 @@ pub fn compile_str(file_name: &str, source: &str) -> Result<Compiled, Diagnostic
     })
 }
 
-fn signature(ir: &sema::Ir, inf: &mut Infer<'_>, entry: usize) -> String {
+/// The entry network's signature, one mapping per entry: the input variant(s) and the
+/// output variants (`["..."]` when unknown or unspecified; none for an output-less
+/// mapping).
+fn signature(ir: &sema::Ir, inf: &mut Infer<'_>, entry: usize) -> Vec<(String, Vec<String>)> {
     let n = &ir.nets[entry];
+    let shown = |t: &[snet_core::net::Variant]| t.iter().map(|v| show_variant(v)).collect();
     let mut maps = Vec::new();
     match &n.sig {
         Some(sig) => {
             for m in &sig.maps {
-                let ins = show_type(&m.inputs);
                 let outs = match &m.outputs {
-                    None => "...".to_owned(),
-                    Some(o) => show_type(o),
+                    None => vec!["...".to_owned()],
+                    Some(o) => shown(o),
                 };
-                maps.push(format!("{ins} -> {outs}").trim().to_owned());
+                maps.push((show_type(&m.inputs), outs));
             }
         }
         // A type too large to compute (see `sema::infer`) is shown as `...`.
-        None if inf.input_incomplete(n.body) => maps.push("...".to_owned()),
+        None if inf.input_incomplete(n.body) => maps.push(("...".to_owned(), Vec::new())),
         None => {
             for v in inf.input(n.body).clone() {
                 inf.begin();
                 let outs = inf.output(n.body, &v);
                 let outs = if inf.tainted() {
-                    "...".to_owned()
+                    vec!["...".to_owned()]
                 } else {
-                    show_type(&outs)
+                    shown(&outs)
                 };
-                maps.push(
-                    format!("{} -> {outs}", show_variant(&v))
-                        .trim_end()
-                        .to_owned(),
-                );
+                maps.push((show_variant(&v), outs));
             }
         }
     }
-    maps.join(", ")
+    maps
+}
+
+/// `IN -> OUT | OUT`, or `IN ->` without outputs (`...` alone for an unknown type).
+fn show_map(input: &str, outs: &[String]) -> String {
+    if input == "..." && outs.is_empty() {
+        return input.to_owned();
+    }
+    format!("{input} -> {}", outs.join(" | ")).trim().to_owned()
 }
 
 /// Runs `f`, first growing the stack if little is left (deeply nested programs).
@@ -383,6 +452,15 @@ mod tests {
             Some(vec![snet_core::Label::field("a")])
         );
         // Boxes without interface metadata are accepted with a warning each.
-        assert_eq!(c.warnings.iter().filter(|d| d.code == "W0002").count(), 2);
+        // One warning for both (issue 33 item 9), naming each.
+        let w0002: Vec<_> = c.warnings.iter().filter(|d| d.code == "W0002").collect();
+        assert_eq!(w0002.len(), 1);
+        assert!(
+            w0002[0]
+                .message
+                .starts_with("2 boxes have no interface metadata (`"),
+            "{}",
+            w0002[0].message
+        );
     }
 }

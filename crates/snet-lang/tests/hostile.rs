@@ -28,17 +28,24 @@ fn diagnostics_are_capped_with_a_count_of_the_rest() {
 
 #[test]
 fn warnings_of_one_kind_are_capped() {
-    // 40 boxes without interface metadata: 40 W0002 warnings, 10 shown.
-    let mut src = String::new();
+    // 40 unknown metadata elements: 40 W0003 warnings, 10 shown. (Boxes without
+    // interface metadata get one W0002 for all, naming each.)
+    let mut src = String::from("<metadata>");
+    for i in 0..40 {
+        src.push_str(&format!("<bogus{i}/>"));
+    }
+    src.push_str("</metadata>\n");
     for i in 0..40 {
         src.push_str(&format!("box b{i}((x) -> (x));\n"));
     }
     let chain: Vec<String> = (0..40).map(|i| format!("b{i}")).collect();
     src.push_str(&format!("net p connect {};\n", chain.join(" .. ")));
     let c = snet_lang::compile_str("p.snet", &src).unwrap();
-    assert_eq!(c.warnings.len(), 40);
+    assert_eq!(c.warnings.len(), 41);
     let text = c.warnings.render();
-    assert_eq!(text.matches("warning[W0002]").count(), 10, "{text}");
+    assert_eq!(text.matches("warning[W0003]").count(), 10, "{text}");
+    assert_eq!(text.matches("warning[W0002]").count(), 1, "{text}");
+    assert!(text.contains("40 boxes have no interface metadata (`b0`, `b1`, `b2`, `b3`, `b4`, `b5`, `b6`, `b7`, and 32 more); assuming C4SNet"), "{text}");
     assert!(text.contains("30 more warnings not shown"), "{text}");
 }
 
@@ -124,4 +131,20 @@ fn a_rejected_definition_is_not_reported_undefined_again() {
     let d = snet_lang::compile_str("p.snet", "box f((a) -> (b) | ); net p connect g;").unwrap_err();
     let codes: Vec<&str> = d.iter().filter(|d| d.is_error()).map(|d| d.code).collect();
     assert_eq!(codes, ["E0201", "E0305"], "{}", d.render());
+}
+
+/// Issue 33 item 6: a 40 KB metadata value or element name quoted in a warning is cut
+/// to its first 200 bytes and its length.
+#[test]
+fn long_names_and_values_in_diagnostics_are_cut() {
+    let src = format!(
+        "<metadata><netdefault><observer/><observer_type value=\"{}\"/><observer_file value=\"/tmp/x\"/></netdefault><{}/></metadata>\nnet p connect [];\n",
+        "b".repeat(40000),
+        "e".repeat(40000)
+    );
+    let c = snet_lang::compile_str("p.snet", &src).unwrap();
+    let text = c.warnings.render();
+    assert!(text.len() < 2000, "{} bytes:\n{text}", text.len());
+    assert!(text.contains("... (40002 bytes) is not `before`"), "{text}");
+    assert!(text.contains("... (40004 bytes) is ignored"), "{text}");
 }

@@ -128,6 +128,34 @@ fn missing_file_and_usage_errors() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+/// Issue 33 item 5: a signature too long for one line (market's is 6 inputs times 9
+/// outputs, 1 300 characters on one line) is printed one variant per line, and an
+/// inferred one that large comes with the suggestion to declare it.
+#[test]
+fn check_wraps_a_long_signature_one_variant_per_line() {
+    let out = snet(&["check", "examples/c/market/market.snet"]);
+    assert_eq!(out.status.code(), Some(0));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines[0], "net market (");
+    assert_eq!(
+        lines[1],
+        "    {buy, sell, <item>, <px>, <qty>} -> {deal, rejected}"
+    );
+    assert_eq!(
+        lines[2],
+        "                                      | {deal, <void>}"
+    );
+    // 54 output variants, one per line, then `)` and the two-line suggestion.
+    assert_eq!(lines.len(), 1 + 54 + 1 + 2, "{stdout}");
+    assert_eq!(lines[55], ")");
+    assert!(
+        lines[56].starts_with("// inferred from the body: 6 input variants, 54 output variants")
+    );
+    assert!(lines[57].contains("declare the one you mean"), "{stdout}");
+    assert!(lines.iter().all(|l| l.len() <= 100), "{stdout}");
+}
+
 #[test]
 fn check_prints_the_inferred_signature() {
     let out = snet(&["check", "examples/lang/wchain/wchain.snet"]);

@@ -130,6 +130,60 @@ fn a_record_no_branch_accepts_is_reported_not_dropped() {
     }
 }
 
+/// Issue 33 item 2: `count` wants a field `k`, the records carry a tag `<k>`, so they
+/// take the `[]` branch of the star's stage, which gives them back unchanged: the run
+/// used to grow a stage per round for ever (gigabytes in seconds, nothing on the
+/// output). It stops with an error naming the star, the branch, the near-miss label and
+/// the record, on every engine and distributed.
+#[test]
+fn a_record_a_star_stage_routes_to_an_identity_branch_stops_the_run() {
+    let prog = tmp(
+        "wf.snet",
+        "<metadata><boxdefault><interface value=\"C4SNet\"/></boxdefault></metadata>\n\
+         net wf {\n\
+         \x20 box split((text) -> (chunk, <k>));\n\
+         \x20 box count((chunk, k) -> (hist));\n\
+         } connect split .. ((count | []) ** {hist});\n",
+    );
+    let c = tmp(
+        "wf.c",
+        "#include \"C4SNet.h\"\n\
+         void *split(void *h, c4snet_data_t *t) {\n\
+         \x20 for (int i = 0; i < 3; i++) C4SNetOut(h, 1, C4SNetCreate(CTYPE_int, 1, &i), i);\n\
+         \x20 return h;\n}\n\
+         void *count(void *h, c4snet_data_t *c, c4snet_data_t *k) {\n\
+         \x20 int z = 1; C4SNetOut(h, 1, C4SNetCreate(CTYPE_int, 1, &z)); return h;\n}\n",
+    );
+    let input = tmp(
+        "wf.xml",
+        "<record type=\"data\" mode=\"textual\" interface=\"C4SNet\"><field label=\"text\">(int)1</field></record>\n",
+    );
+    let runs: [&[&str]; 6] = [
+        &["--engine", "seq"],
+        &["--engine", "front"],
+        &["--engine", "lpel"],
+        &["--engine", "threads"],
+        &["--distrib", "local:2"],
+        &["--distrib", "local:2", "--engine", "seq"],
+    ];
+    for extra in runs {
+        let out = run_c(&prog, &c, &input, extra);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{extra:?}: {stderr}");
+        for want in [
+            "** at ",
+            "wf.snet:5:",
+            "never leave the star",
+            "branch 2 (`[]`",
+            "box `count`",
+            "the record has tag <k>, not field k",
+            "record: {chunk=(int)0, <k>=0}",
+        ] {
+            assert!(stderr.contains(want), "{extra:?} lacks {want}: {stderr}");
+        }
+    }
+}
+
 #[test]
 fn a_fatal_error_ends_the_output_without_a_terminate_record() {
     // Spec §7.16: the terminate record is written when the run finishes; a fatal
@@ -281,6 +335,60 @@ fn usage_errors_exit_2() {
     );
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("at least 1"));
+}
+
+/// Issue 33 item 9: box code given where the program goes (`snet run boxes.c
+/// prog.snet`) is a usage error that says the program comes first, before anything is
+/// compiled.
+#[test]
+fn swapped_program_and_box_code_say_the_program_comes_first() {
+    let prog = tmp("sw.snet", "net sw connect [];");
+    let c = tmp("sw.c", "int x;\n");
+    let (p, c) = (prog.to_str().unwrap(), c.to_str().unwrap());
+    let out = snet(&["run", c, p], "");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        text(&out.stderr),
+        format!("error: the program comes first: `snet run {p} {c} ...` (box code after it)\n")
+    );
+    let out = snet(&["run", c], "");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("is box code, not an S-Net program"));
+    let out = snet(&["run", p, p], "");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("a second S-Net program"));
+}
+
+/// Issue 33 item 9: `snet run` without `-i` on a terminal says that it reads standard
+/// input (it used to wait without a word). Needs `script` (util-linux) for a terminal;
+/// skipped without it. Not said when standard input is a pipe or a file.
+#[test]
+fn a_run_reading_a_terminal_says_so() {
+    let prog = tmp("tty.snet", "net tty connect [];");
+    let cmd = format!(
+        "{} run {} --format json",
+        env!("CARGO_BIN_EXE_snet"),
+        prog.display()
+    );
+    let Ok(out) = Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .stdin(Stdio::null())
+        .output()
+    else {
+        eprintln!("no `script`: skipped");
+        return;
+    };
+    if !out.status.success() {
+        eprintln!("`script` failed: skipped ({})", text(&out.stderr));
+        return;
+    }
+    let shown = text(&out.stdout);
+    assert!(
+        shown.contains("snet: reading input records from standard input (the terminal); end with Ctrl-D, or pass -i FILE"),
+        "{shown}"
+    );
+    let out = snet(&["run", prog.to_str().unwrap()], "");
+    assert!(!text(&out.stderr).contains("standard input"));
 }
 
 #[test]

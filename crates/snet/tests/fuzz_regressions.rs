@@ -26,6 +26,42 @@ fn a_record_that_can_never_leave_a_star_is_an_error() {
     }
 }
 
+/// Issue 33 item 2: a stage that routes the record to an identity branch, a filter that
+/// gives it back as it was, or a split around such a stage passes it on unchanged just
+/// as surely; the record used to circulate for ever. Stages that change the record
+/// (a counter, here) still run to the exit.
+#[test]
+fn a_record_a_stage_routes_or_filters_back_unchanged_can_never_leave_a_star() {
+    for src in [
+        "net s connect ([{<a>, <b>} -> {<h>}] | []) * {<h>};",
+        "net s connect ([{<c>} -> {<c>}] .. []) ** {<h>};",
+        "net s connect (([{<a>} -> {<h>}] | []) ! <c>) * {<h>};",
+        "net s connect ([{<c>} -> {<c>}] || [{<a>} -> {<h>}]) * {<h>}, {<c>} if <c == 0>;",
+    ] {
+        let p = Program::from_source("s.snet", src).unwrap();
+        for &e in EngineKind::ALL {
+            let err = p
+                .run_records(e, vec![Record::new().with_tag("c", 1)])
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("never leave the star"), "{src} {e:?}: {err}");
+            assert!(err.contains("<c>=1"), "{src} {e:?}: {err}");
+        }
+    }
+    let p = Program::from_source(
+        "s.snet",
+        "net s connect ([{<n>} -> {<n = n + 1>}] | [{<a>} -> {<h>}] | []) * {<n>} if <n > 5>;",
+    )
+    .unwrap();
+    for &e in EngineKind::ALL {
+        let out = p
+            .run_records(e, vec![Record::new().with_tag("n", 1)])
+            .unwrap();
+        assert_eq!(out.len(), 1, "{e:?}: {out:?}");
+        assert_eq!(format!("{:?}", out[0]), "{<n>=6}", "{e:?}");
+    }
+}
+
 /// The check does not stop records that a stage does change or store: the continuous
 /// synchronisation idiom (spec §7.6) still pairs records, and a record matching a
 /// pattern only through a guard that fails in no stage is stored.

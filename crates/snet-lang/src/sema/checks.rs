@@ -121,6 +121,61 @@ pub(crate) fn check(ir: &Ir, inf: &mut Infer<'_>, diags: &mut Vec<Diagnostic>) {
                     );
                 }
             }
+            declared_outputs(ir, inf, n, sig, diags);
+        }
+    }
+}
+
+/// W0105 for the output side: a declared output variant with a label that no output
+/// of the body has and that no declared input brings along (flow inheritance).
+fn declared_outputs(
+    ir: &Ir,
+    inf: &mut Infer<'_>,
+    n: &NetInfo,
+    sig: &Sig,
+    diags: &mut Vec<Diagnostic>,
+) {
+    inf.begin();
+    let outs = inf.all_outputs(n.body);
+    if inf.tainted() {
+        return;
+    }
+    let ins = Infer::sig_inputs(sig);
+    for m in &sig.maps {
+        for o in m.outputs.iter().flatten() {
+            let lacking: Vec<Label> = o
+                .iter()
+                .filter(|l| {
+                    !outs.iter().any(|p| p.contains(l)) && !ins.iter().any(|v| v.contains(l))
+                })
+                .copied()
+                .collect();
+            let Some(first) = lacking.first() else {
+                continue;
+            };
+            let mut d = Diagnostic::warning(
+                "W0105",
+                format!(
+                    "net `{}` declares output {}, which its body does not produce",
+                    n.name,
+                    show_variant(o)
+                ),
+            )
+            .primary(n.name_span, "declared signature")
+            .secondary(
+                ir.nodes[n.body].span,
+                format!("produces {}", show_type(&outs)),
+            )
+            .note(format!(
+                "no output of the body has `{first}`, and no declared input brings it along"
+            ));
+            let names: Vec<String> = outs.iter().flatten().map(|l| l.to_string()).collect();
+            if let Some(c) =
+                crate::diag::closest(&first.to_string(), names.iter().map(|s| s.as_str()))
+            {
+                d = d.help(format!("did you mean `{c}`?"));
+            }
+            diags.push(d);
         }
     }
 }

@@ -790,6 +790,11 @@ impl<'a> Resolver<'a> {
                             &names,
                             None,
                         );
+                    } else if let Some(b) = self.ir.boxes.iter().find(|b| b.name == n) {
+                        let home = b.scope;
+                        if !self.encloses(scope, home) {
+                            self.md_out_of_scope(e, &format!("box `{n}`"), scope, home);
+                        }
                     }
                     if let Some(i) = md_interface(&e.children) {
                         self.md_rules[scope].box_iface.insert(n.to_owned(), i);
@@ -822,6 +827,10 @@ impl<'a> Resolver<'a> {
                                 self.md_construct(inner, c, false);
                             }
                         }
+                    }
+                    None if self.net_home(n).is_some() => {
+                        let home = self.net_home(n).unwrap_or(0);
+                        self.md_out_of_scope(e, &format!("net `{n}`"), scope, home);
                     }
                     None => {
                         let names: Vec<String> =
@@ -867,6 +876,83 @@ impl<'a> Resolver<'a> {
                 }
             }
         }
+        self.diags.push(d);
+    }
+
+    /// True if scope `outer` is `inner` or encloses it.
+    fn encloses(&self, outer: usize, inner: usize) -> bool {
+        let mut s = Some(inner);
+        while let Some(i) = s {
+            if i == outer {
+                return true;
+            }
+            s = self.scopes[i].parent;
+        }
+        false
+    }
+
+    /// The scope a net named `n` is defined in (the outermost such, if several).
+    fn net_home(&self, n: &str) -> Option<usize> {
+        (0..self.scopes.len()).find(|i| self.scopes[*i].net_scopes.contains_key(n))
+    }
+
+    /// The name of the net whose body is scope `s` (`None` for the top level).
+    fn scope_owner(&self, s: usize) -> Option<(&str, usize)> {
+        let parent = self.scopes[s].parent?;
+        self.scopes[parent]
+            .net_scopes
+            .iter()
+            .find(|(_, c)| **c == s)
+            .map(|(n, _)| (n.as_str(), parent))
+    }
+
+    /// "at the top level" or "in the body of net `N`".
+    fn scope_desc(&self, s: usize) -> String {
+        match self.scope_owner(s) {
+            Some((n, _)) => format!("in the body of net `{n}`"),
+            None => "at the top level".to_owned(),
+        }
+    }
+
+    /// W0003 for a `<box name=...>` or `<net name=...>` block naming something defined
+    /// in scope `home`, which the block's scope `scope` does not enclose: the block has
+    /// no effect. Says where it would (the one rule: a block applies to what is defined
+    /// in its own scope and in the nets nested in it; `<net name=...>` blocks nest).
+    fn md_out_of_scope(&mut self, e: &ast::MdElem, what: &str, scope: usize, home: usize) {
+        let here = self.scope_desc(scope);
+        let there = self.scope_desc(home);
+        let mut d = Diagnostic::warning(
+            "W0003",
+            format!("metadata for {what} has no effect: the block is {here}, and {what} is defined {there}"),
+        )
+        .primary(e.span, "")
+        .note("a metadata block applies to the boxes and nets defined where it is written (the top level, or a net's body) and in the nets nested there");
+        // For a net: the enclosing nets from the block's scope down, to nest blocks.
+        let mut path = Vec::new();
+        let mut s = home;
+        let nestable = self.encloses(scope, home);
+        while nestable && s != scope {
+            match self.scope_owner(s) {
+                Some((n, p)) => {
+                    path.push(n.to_owned());
+                    s = p;
+                }
+                None => break,
+            }
+        }
+        path.reverse();
+        let help = if nestable && !path.is_empty() {
+            let open: String = path.iter().map(|n| format!("<net name=\"{n}\">")).collect();
+            let close = "</net>".repeat(path.len());
+            let name = e.attr("name").unwrap_or_default();
+            format!(
+                "move the block into a `<metadata>` {there}, or nest it here: `{open}<{0} name=\"{name}\">...</{0}>{close}`",
+                e.name
+            )
+        } else {
+            format!("move the block into a `<metadata>` {there}")
+        };
+        d = d.help(help);
         self.diags.push(d);
     }
 

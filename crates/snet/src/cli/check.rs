@@ -25,7 +25,7 @@ pub(crate) fn run(args: CheckArgs) -> ExitCode {
                 eprint!("{}", c.warnings.render_styled(color));
                 eprintln!();
             }
-            println!("{}", c.signature_line());
+            println!("{}", c.signature_text());
             ExitCode::SUCCESS
         }
         Err(diags) => {

@@ -13,7 +13,48 @@ pub(crate) mod stubs;
 pub(crate) mod term;
 pub(crate) mod trace;
 
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+/// A usage message if the arguments of `snet run PROG SOURCES...` look swapped: the
+/// program is box code (`.c`, `.h`, `.o`, `.a`, `.so`), or a `.snet` file comes after it.
+pub(crate) fn program_first(program: &Path, sources: &[PathBuf]) -> Option<String> {
+    let ext = |p: &Path| {
+        p.extension()
+            .map(|e| e.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    let boxcode = ["c", "h", "o", "a", "so"].contains(&ext(program).as_str());
+    let snet = sources.iter().find(|s| ext(s) == "snet");
+    match (boxcode, snet) {
+        (true, Some(s)) => Some(format!(
+            "the program comes first: `snet run {} {} ...` (box code after it)",
+            s.display(),
+            program.display()
+        )),
+        (true, None) => Some(format!(
+            "`{}` is box code, not an S-Net program: the program comes first (`snet run PROG.snet {} ...`)",
+            program.display(),
+            program.display()
+        )),
+        (false, Some(s)) => Some(format!(
+            "one program per run: `{}` is a second S-Net program (box code is C: .c, .h, .o, .a, .so)",
+            s.display()
+        )),
+        (false, None) => None,
+    }
+}
+
+/// Says on standard error that records are read from standard input, if that is a
+/// terminal (a run started without `-i` would otherwise sit there silently).
+pub(crate) fn note_terminal_input() {
+    use std::io::IsTerminal;
+    if std::io::stdin().is_terminal() {
+        eprintln!(
+            "snet: reading input records from standard input (the terminal); end with Ctrl-D, or pass -i FILE"
+        );
+    }
+}
 
 /// A usage error (bad arguments): the message on standard error, exit 2.
 pub(crate) fn usage(msg: impl std::fmt::Display) -> ExitCode {

@@ -297,6 +297,9 @@ pub(crate) fn run(mut args: RunArgs) -> ExitCode {
 /// Step 1: the options alone (engine, workers, `--distrib`, the TCP port).
 fn parse_options(args: &mut RunArgs) -> Result<(EngineKind, Option<Distrib>), ExitCode> {
     split_tcp_port(args).map_err(usage)?;
+    if let Some(e) = super::program_first(&args.program, &args.sources) {
+        return Err(usage(e));
+    }
     let Some(engine_kind) = EngineKind::parse(&args.engine) else {
         let names: Vec<&str> = EngineKind::ALL.iter().map(|e| e.name()).collect();
         return Err(usage(format!(
@@ -405,7 +408,10 @@ fn open_io(args: &RunArgs) -> Result<Io, ExitCode> {
             Ok(s) => Box::new(s),
             Err(e) => return Err(fail(format!("cannot read input from TCP port {port}: {e}"))),
         },
-        (None, None) => Box::new(std::io::stdin()),
+        (None, None) => {
+            super::note_terminal_input();
+            Box::new(std::io::stdin())
+        }
     };
     let out_file: Target = match (&args.output, &args.output_tcp) {
         (Some(p), _) => match File::create(p) {
