@@ -713,6 +713,7 @@ mod tests {
         let sink = connect(&sp.target, vec![3]).expect("connects");
         let obs = Observers {
             sinks: vec![None, None, None, Some(Arc::new(sink))],
+            ..Default::default()
         };
         let r = rec();
         let one = format_report(&sp, &r).len();
