@@ -248,13 +248,17 @@ impl Drop for Socket {
     }
 }
 
+/// Where a node other than 0 of a distributed run sends a report: to node 0, with the
+/// observer id.
+pub type Forward = Arc<dyn Fn(u32, Vec<u8>) + Send + Sync>;
+
 /// The observers of one run: each observer's open target, by observer id.
 #[derive(Default)]
 pub struct Observers {
     sinks: Vec<Option<Arc<Sink>>>,
     /// A distributed run's node other than 0: reports go to node 0, which writes them
     /// (one file, one connection per target for the whole run).
-    forward: Option<Arc<dyn Fn(u32, Vec<u8>) + Send + Sync>>,
+    forward: Option<Forward>,
     /// Whether each observer (by id) is interactive (for forwarded reports).
     interactive: Vec<bool>,
 }
@@ -313,7 +317,7 @@ impl Observers {
     /// The observers of a distributed run's node other than 0: nothing is opened here;
     /// each report is formatted and handed to `forward` (with the observer id), which
     /// sends it to node 0 (see [`Observers::write_forwarded`]).
-    pub fn forwarding(net: &Net, forward: Arc<dyn Fn(u32, Vec<u8>) + Send + Sync>) -> Observers {
+    pub fn forwarding(net: &Net, forward: Forward) -> Observers {
         let any = net
             .nodes
             .iter()

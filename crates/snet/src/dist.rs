@@ -952,6 +952,7 @@ pub type NodeResult = Result<snet_core::RunStats, RunError>;
 /// the local transport), each on an engine made by `engine`. Node 0 reads `input` and
 /// writes `output`. Returns each node's result, node 0 first; the first failure
 /// (anywhere) is also reported to every other node, which then ends its run.
+#[allow(clippy::too_many_arguments)]
 pub fn run_local(
     net: &snet_core::Net,
     boxes: &[snet_core::BoxTable],

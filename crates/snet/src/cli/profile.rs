@@ -136,6 +136,7 @@ impl Profile {
 
     /// The per-box counters as numbers (calls, busy ns, records out per box, in
     /// declaration order): what a node of an MPI run sends node 0.
+    #[cfg(feature = "mpi")]
     pub(crate) fn box_values(&self) -> Vec<u64> {
         self.boxes
             .iter()
@@ -150,6 +151,7 @@ impl Profile {
     }
 
     /// Adds another node's [`Profile::box_values`].
+    #[cfg(feature = "mpi")]
     pub(crate) fn add_box_values(&self, v: &[u64]) {
         for ((_, c, _), x) in self.boxes.iter().zip(v.chunks_exact(3)) {
             c.calls.fetch_add(x[0], Ordering::Relaxed);

@@ -280,6 +280,11 @@ fn decode(dec: &mut PeerDecoder, from: u32, mut input: &[u8]) -> Result<Msg, Wir
     })
 }
 
+/// A node's figures and, on node 0, every other node's (node 1 first: its
+/// [`super::stats_values`] and the numbers that follow them; `None` if they did not
+/// come).
+pub type NodeFigures = (snet_core::RunStats, Vec<Option<Vec<u64>>>);
+
 /// Moves what the transport receives into the node's inbox (one thread per node).
 fn spawn_receiver(
     t: Arc<dyn Transport>,
@@ -340,7 +345,7 @@ pub fn run_node(
     fingerprint: u64,
     flow: super::FlowConfig,
     extra: &dyn Fn() -> Vec<u64>,
-) -> Result<(snet_core::RunStats, Vec<Option<Vec<u64>>>), RunError> {
+) -> Result<NodeFigures, RunError> {
     let me = t.rank() as u32;
     let nodes = t.size() as u32;
     let (tx, rx) = std::sync::mpsc::channel();
