@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """S-Net benchmark driver (BENCHMARKS.md §1): whole process — parse the program, read
 XML, run, write XML — for every engine at 1 and 2 workers, after checking each
-configuration's output. Prints a table and writes bench/RESULTS-snet.md.
+configuration's output. Prints a table and writes it to --out (default
+$TMPDIR/snet-bench-run.md; rows of earlier runs in that file are kept). Figures worth
+keeping go into bench/RESULTS.md by hand.
 
-usage: bench/run.py [--runs N] [--engines seq,threads,...] [--quick] [NAME ...]
+usage: bench/run.py [--runs N] [--engines seq,threads,...] [--quick] [--out FILE] [NAME ...]
 NAME: deep0 deep100 deep1000 deep10000 synchro100 synchro1000 synchro10000
       fibtree15 fibtree20 fibtree25 pipe1 pipe fan boxconc pipework
       (default: all but pipework, which takes about a minute per engine; --quick: 10^5
@@ -147,6 +149,8 @@ def main():
     ap.add_argument('--slow', type=float, default=10.0,
                     help='a configuration whose checked run takes longer is timed only once')
     ap.add_argument('--snet', default=os.path.join(ROOT, 'target', 'release', 'snet'))
+    ap.add_argument('--out', default=os.path.join(tempfile.gettempdir(), 'snet-bench-run.md'),
+                    help='the table of this and earlier runs (default: $TMPDIR/snet-bench-run.md)')
     ap.add_argument('names', nargs='*')
     a = ap.parse_args()
     names = a.names or ['deep0', 'deep100', 'deep1000', 'deep10000', 'synchro100', 'synchro1000',
@@ -205,7 +209,7 @@ def main():
     commit = subprocess.run(['git', '-C', ROOT, 'rev-parse', '--short', 'HEAD'], capture_output=True, text=True).stdout.strip()
     # Merge with the rows of earlier runs (keyed by benchmark, engine, workers), so that
     # runs of different benchmarks build up one table.
-    path = os.path.join(BENCH, 'RESULTS-snet.md')
+    path = a.out
     table = {}
     if os.path.exists(path):
         with open(path) as f:
@@ -246,9 +250,9 @@ def main():
     ]
     for k in keys:
         lines.append('| ' + ' | '.join(table[k]) + ' |')
-    with open(os.path.join(BENCH, 'RESULTS-snet.md'), 'w') as f:
+    with open(path, 'w') as f:
         f.write('\n'.join(lines) + '\n')
-    print('\nwritten to bench/RESULTS-snet.md')
+    print(f'\nwritten to {path}')
 
 
 if __name__ == '__main__':

@@ -6,14 +6,19 @@
 #
 #   bash tools/fuzz_campaign.sh [SECONDS] [SEED]     (defaults: 90 s, today's date)
 #
-# Needs target/release/snet (tools/test.sh builds it). Exits 1 if any case failed
+# Runs $SNET, else target/fast/snet (`bash tools/test.sh` builds it), else
+# target/release/snet. Exits 1 if any case failed
 # (a panic, a signal, a hang, a diagnostic without position, a lost record).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 budget=${1:-90}
 seed=${2:-$(date +%Y%m%d)}
 share=$((budget / 3))
-snet=${SNET:-${CARGO_TARGET_DIR:-target}/release/snet}
+target=${CARGO_TARGET_DIR:-target}
+snet=${SNET:-$target/fast/snet}
+if [ -z "${SNET:-}" ] && [ ! -x "$snet" ]; then
+    snet=$target/release/snet
+fi
 echo "fuzz campaign: seed $seed, ${budget} s (rerun: bash tools/fuzz_campaign.sh $budget $seed)"
 status=0
 python3 tools/fuzz_front.py --snet "$snet" --seed "$seed" --cases 1000000 --seconds "$share" \

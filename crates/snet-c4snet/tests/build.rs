@@ -420,12 +420,25 @@ fn cache_child() {
     println!("LIBRARY {}", boxes.library_path().display());
 }
 
+/// The test harness's name of this file's test `f`: `build::f` while the file is a
+/// module of `tests/all.rs`, plain `f` in a test crate of its own (`--exact` needs it).
+fn test_name(f: &str) -> String {
+    module_path!()
+        .split_once("::")
+        .map_or(f.to_owned(), |(_, m)| format!("{m}::{f}"))
+}
+
 #[test]
 fn the_cache_directory_comes_from_the_environment() {
     let dir = scratch("envcache");
     let cache = dir.join("from-env");
     let out = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "cache_child", "--ignored", "--nocapture"])
+        .args([
+            "--exact",
+            &test_name("cache_child"),
+            "--ignored",
+            "--nocapture",
+        ])
         .env(CACHE_CHILD_ENV, &dir)
         .env(snet_c4snet::CACHE_DIR_ENV, &cache)
         .output()

@@ -118,11 +118,19 @@ fn crash_child() {
     eprintln!("child survived");
 }
 
+/// The test harness's name of this file's test `f`: `crash::f` while the file is a
+/// module of `tests/all.rs`, plain `f` in a test crate of its own (`--exact` needs it).
+fn test_name(f: &str) -> String {
+    module_path!()
+        .split_once("::")
+        .map_or(f.to_owned(), |(_, m)| format!("{m}::{f}"))
+}
+
 fn crash(what: &str) -> (std::process::ExitStatus, String) {
     let out = Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
-            "crash_child",
+            &test_name("crash_child"),
             "--ignored",
             "--nocapture",
             "--test-threads=1",

@@ -1,7 +1,7 @@
 //! Exhaustive interleaving tests of the scheduling protocols under loom.
 //!
 //! Run with
-//! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p snet-front --release --lib loom`.
+//! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p snet-front --profile fast --lib loom`.
 //!
 //! The models use the real `Entity`, `WorkList` and `Sleep` code with jobs that are
 //! plain numbers, and end by asserting that every job was run exactly once, in stream

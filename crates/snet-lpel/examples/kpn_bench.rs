@@ -7,7 +7,7 @@
 //! cargo run --release -p snet-lpel --example kpn_bench -- aes
 //! cargo run --release -p snet-lpel --example kpn_bench -- h264
 //! cargo run --release -p snet-lpel --example kpn_bench -- placement
-//! cargo run --release -p snet-lpel --example kpn_bench -- all --out bench/RESULTS-lpel.md
+//! cargo run --release -p snet-lpel --example kpn_bench -- all --out /tmp/kpn.md
 //! ```
 
 use aes::cipher::{BlockEncrypt, KeyInit};

@@ -22,7 +22,7 @@
 //! The lock-free parts are two small modules, `chan` (the stream protocol) and
 //! `mailbox` (Vyukov's MPSC queue), each documenting its protocol and memory
 //! ordering, with loom models:
-//! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p snet-lpel --release --lib`.
+//! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p snet-lpel --profile fast --lib`.
 //! Ready sets need no synchronisation: only their worker touches them.
 //!
 //! Benchmarks: `cargo run --release -p snet-lpel --example kpn_bench -- all`

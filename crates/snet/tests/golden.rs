@@ -45,8 +45,8 @@ fn run_case(case: &Example, engine: &str, workers: usize) -> Result<(), String> 
 
 /// Worker counts and repetitions: 1 and 2 workers once, or what `SNET_GOLDEN_WORKERS`
 /// (e.g. `3,8`) and `SNET_GOLDEN_REPEAT` ask for (a stress run with oversubscribed
-/// workers: `SNET_GOLDEN_WORKERS=4,8 SNET_GOLDEN_REPEAT=10 cargo test --release -p snet
-/// --test golden`).
+/// workers: `SNET_GOLDEN_WORKERS=4,8 SNET_GOLDEN_REPEAT=10 cargo test --profile fast
+/// -p snet --test all golden::`).
 fn worker_plan() -> (Vec<usize>, usize) {
     let workers = std::env::var("SNET_GOLDEN_WORKERS")
         .ok()

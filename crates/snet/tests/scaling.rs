@@ -256,12 +256,20 @@ fn threads_big_slow_child() {
     println!("PEAK_RSS_KB {}", hwm.trim().trim_end_matches("kB").trim());
 }
 
+/// The test harness's name of this file's test `f`: `scaling::f` while the file is a
+/// module of `tests/all.rs`, plain `f` in a test crate of its own (`--exact` needs it).
+fn test_name(f: &str) -> String {
+    module_path!()
+        .split_once("::")
+        .map_or(f.to_owned(), |(_, m)| format!("{m}::{f}"))
+}
+
 /// Peak RSS (MiB) of this test binary running only `threads_big_slow_child` with `n`.
 fn big_slow_peak_rss_mib(n: i32) -> u64 {
     let out = std::process::Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
-            "threads_big_slow_child",
+            &test_name("threads_big_slow_child"),
             "--ignored",
             "--nocapture",
             "--test-threads=1",
