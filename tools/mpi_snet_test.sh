@@ -6,8 +6,8 @@
 # Needs Open MPI and libclang (see tools/mpi_test.sh). Exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# SNET_PROFILE=fast builds faster (no fat LTO); CI uses the release build.
-profile=${SNET_PROFILE:-release}
+# Built with the tests' `fast` profile (no fat LTO) unless SNET_PROFILE says otherwise.
+profile=${SNET_PROFILE:-fast}
 cargo build --profile "$profile" -q -p snet --features mpi
 dir=$profile; [ "$profile" = dev ] && dir=debug
 snet="${CARGO_TARGET_DIR:-target}/$dir/snet"
@@ -103,7 +103,7 @@ grep -Eiq "signal 9|killed" "$tmp/err" || { cat "$tmp/err" >&2; fail "a killed r
 echo "ok: a rank killed with SIGKILL (status $rc after ${took}s)"
 
 # Scale (issue 32): more than 2^16 records in flight to one rank were delivered out of
-# order or hung. 10^6 records through a one-hop pipeline (2 ranks) and a 3-node C-box
+# order or hung. 10^6 records (SNET_MPI_RECORDS) through a one-hop pipeline (2 ranks) and a 3-node C-box
 # pipeline, 5 runs each: complete, in input order, every record counted.
 echo "== scale: 10^6 records, 5 runs each"
 N=${SNET_MPI_RECORDS:-1000000}

@@ -12,8 +12,12 @@ if ! command -v mpirun >/dev/null 2>&1; then
     echo "mpi_test.sh: mpirun not found (apt-get install libopenmpi-dev openmpi-bin libclang-dev)" >&2
     exit 1
 fi
-cargo build --release -p snet-dist --features mpi --example mpi_ring
-bin="${CARGO_TARGET_DIR:-target}/release/examples/mpi_ring"
+# The tests' `fast` profile (no fat LTO) unless SNET_PROFILE says otherwise.
+profile=${SNET_PROFILE:-fast}
+export SNET_PROFILE=$profile
+dir=$profile; [ "$profile" = dev ] && dir=debug
+cargo build --profile "$profile" -p snet-dist --features mpi --example mpi_ring
+bin="${CARGO_TARGET_DIR:-target}/$dir/examples/mpi_ring"
 
 mpirun_flags=(--oversubscribe)
 if [ "$(id -u)" -eq 0 ]; then
