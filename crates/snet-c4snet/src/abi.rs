@@ -118,6 +118,8 @@ pub(crate) struct CallInfo {
     pub(crate) prototype: Box<str>,
     /// The input labels as written (`A`, `<t>`, `<#b>`), in argument order.
     pub(crate) labels: Vec<Box<str>>,
+    /// `"node N: "` when the box's library runs as node N of a distributed run.
+    pub(crate) node: std::sync::Arc<std::sync::OnceLock<Box<[u8]>>>,
 }
 
 /// The box a thread runs, as the crash handler sees it (see [`current_box`]).

@@ -271,7 +271,12 @@ extern "C" fn on_fatal_signal(sig: c_int, _info: *mut libc::siginfo_t, _ctx: *mu
                 unsafe { libc::pause() };
             },
         }
-        let node: &[u8] = NODE.get().map_or(&[], |n| n.as_slice());
+        // The process's node (MPI), else the node of the box's library (`local:N`).
+        let node: &[u8] = NODE
+            .get()
+            .map(|n| n.as_slice())
+            .or_else(|| cur.info.node.get().map(|n| &n[..]))
+            .unwrap_or(&[]);
         write_stderr(&[
             b"snet: ",
             node,
@@ -335,7 +340,11 @@ fn box_called_exit(status: c_int) {
     let Some(cur) = crate::abi::current_box() else {
         return;
     };
-    let node: &[u8] = NODE.get().map_or(&[], |n| n.as_slice());
+    let node: &[u8] = NODE
+        .get()
+        .map(|n| n.as_slice())
+        .or_else(|| cur.info.node.get().map(|n| &n[..]))
+        .unwrap_or(&[]);
     let mut rec = StackText::new();
     write_record(&mut rec, &cur.info.labels, cur.given);
     write_stderr(&[

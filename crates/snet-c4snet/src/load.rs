@@ -20,6 +20,10 @@ use std::sync::Arc;
 struct LoadedLibrary {
     _lib: libloading::Library,
     path: PathBuf,
+    /// `"node N: "` once this library's boxes run as node N of a distributed run
+    /// ([`CBoxes::set_node_location`]): crash messages name the node (with `local:N`,
+    /// every node has its own copy of the library).
+    node: Arc<std::sync::OnceLock<Box<[u8]>>>,
 }
 
 /// One C box bound to its wrapper.
@@ -146,6 +150,10 @@ impl CBoxes {
                 })?;
             **p = node as c_int;
         }
+        let _ = self
+            .lib
+            .node
+            .set(format!("node {node}: ").into_bytes().into_boxed_slice());
         Ok(())
     }
 
@@ -262,6 +270,7 @@ pub fn load_library(built: &BuiltLibrary) -> Result<CBoxes, C4SNetError> {
     let loaded = Arc::new(LoadedLibrary {
         _lib: lib,
         path: path.clone(),
+        node: Arc::default(),
     });
     let mut table = BoxTable::new();
     for sig in &built.sigs {
@@ -344,6 +353,7 @@ fn bind(
         call,
         info: CallInfo {
             prototype: format!("{};", wrapgen::c_prototype(sig)).into_boxed_str(),
+            node: loaded.node.clone(),
             labels: sig
                 .input
                 .iter()

@@ -1104,3 +1104,22 @@ fn a_distributed_run_reports_every_node_in_one_profile_stats_trace_and_observer_
     let reports = std::fs::read_to_string(&obs).unwrap();
     assert_eq!(reports.matches("<observer ").count(), 400, "{reports}");
 }
+
+/// A C box crashing on node 2 of `--distrib local:3` names the node (spec §16.6), as it
+/// does under MPI: every node of the process has its own copy of the box library.
+#[test]
+fn a_crash_on_a_node_of_a_local_distributed_run_names_the_node() {
+    let d = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/dist");
+    let out = run_c(
+        &d.join("crash.snet"),
+        &d.join("crash.c"),
+        &d.join("k.xml"),
+        &["--distrib", "local:3", "-o", "/dev/null"],
+    );
+    let err = text(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("snet: node 2: box `crash` crashed: SIGSEGV"),
+        "{err}"
+    );
+}
