@@ -201,22 +201,7 @@ pub(crate) fn run(mut args: RunArgs) -> ExitCode {
     };
     let discarded_seen = Arc::new(AtomicU64::new(0));
     let result = match distrib {
-        None => {
-            let figures = Figures::start(&mut prog, &args);
-            let opts = match args.workers {
-                Some(w) => RunOptions::new(w.max(1)),
-                None => RunOptions::default(),
-            };
-            let engine = make_engine(0);
-            let r = figures
-                .run(&prog, &*engine, &mut io.source, &mut io.sink, &opts)
-                .map_err(snet::Error::Run);
-            if let Err(e) = figures.finish(&args, engine.name(), opts.workers) {
-                eprintln!("warning: {e}");
-            }
-            discarded_seen.store(io.source.discarded(), Ordering::Relaxed);
-            r
-        }
+        None => run_one_process(&mut prog, &args, &*make_engine(0), &mut io, &discarded_seen),
         #[cfg(feature = "mpi")]
         Some(Distrib::Mpi) => {
             let t = mpi.as_ref().expect("MPI started above");
@@ -224,74 +209,109 @@ pub(crate) fn run(mut args: RunArgs) -> ExitCode {
                 inner: std::mem::replace(&mut io.source, Input::Closed),
                 seen: discarded_seen.clone(),
             });
-            let code = run_mpi_node(
-                t,
-                c_boxes.as_ref(),
-                &mut prog,
-                &args,
-                &*make_engine(0),
-                Some((input, &mut io.sink)),
-            );
-            match code {
-                Ok(stats) => Ok(stats),
-                Err(e) => Err(snet::Error::Run(e)),
-            }
+            let engine = make_engine(0);
+            let io = Some((input, &mut io.sink as &mut dyn RecordSink));
+            run_mpi_node(t, c_boxes.as_ref(), &mut prog, &args, &*engine, io)
+                .map_err(snet::Error::Run)
         }
         Some(Distrib::Local(n)) => {
-            // One copy of the box table per node: node k's C boxes see
-            // `node_location == k` (spec §12.1).
-            // The figures of every node add up in one profile.
-            let figures = Figures::start(&mut prog, &args);
-            let mut tables = match node_tables(&prog, c_boxes.as_ref(), n) {
-                Ok(t) => t,
-                Err(e) => return fail(e),
-            };
-            if let Some(p) = &figures.profile {
-                for t in &mut tables {
-                    *t = p.wrap_shared(prog.net(), t);
-                }
-            }
-            let mut input: Box<dyn RecordSource> = Box::new(Counting {
-                inner: std::mem::replace(&mut io.source, Input::Closed),
-                seen: discarded_seen.clone(),
-            });
-            let mut sink: &mut dyn RecordSink = &mut io.sink;
-            let mut counted_sink;
-            if let Some(p) = &figures.profile {
-                input = Box::new(CountedBox {
-                    inner: input,
-                    n: p.records_in.clone(),
-                });
-                counted_sink = Counted {
-                    inner: sink,
-                    n: p.records_out.clone(),
-                };
-                sink = &mut counted_sink;
-            }
-            let results = snet::dist::run_local(
-                prog.net(),
-                &tables,
-                &|node| make_engine(node),
+            match run_local_nodes(
+                &mut prog,
+                &args,
+                c_boxes.as_ref(),
+                &make_engine,
                 n,
-                input,
-                sink,
-                workers(&args),
-                flow_config(&args),
-            );
-            if let Err(e) = figures.finish(&args, make_engine(0).name(), workers(&args)) {
-                eprintln!("warning: {e}");
+                &mut io,
+                &discarded_seen,
+            ) {
+                Ok(r) => r,
+                Err(code) => return code,
             }
-            if args.stats {
-                for (i, r) in results.iter().enumerate() {
-                    if let Ok(st) = r {
-                        eprintln!("{}", node_line(i, st));
-                    }
-                }
-            }
-            merge_results(results).map_err(snet::Error::Run)
         }
     };
     report(result, io, &args, discarded_seen.load(Ordering::Relaxed))
+}
+
+/// A run in this process.
+fn run_one_process(
+    prog: &mut Program,
+    args: &RunArgs,
+    engine: &dyn Engine,
+    io: &mut Io,
+    discarded_seen: &AtomicU64,
+) -> Result<snet::RunStats, snet::Error> {
+    let figures = Figures::start(prog, args);
+    let opts = match args.workers {
+        Some(w) => RunOptions::new(w.max(1)),
+        None => RunOptions::default(),
+    };
+    let r = figures
+        .run(prog, engine, &mut io.source, &mut io.sink, &opts)
+        .map_err(snet::Error::Run);
+    if let Err(e) = figures.finish(args, engine.name(), opts.workers) {
+        eprintln!("warning: {e}");
+    }
+    discarded_seen.store(io.source.discarded(), Ordering::Relaxed);
+    r
+}
+
+/// `--distrib local:N`: N nodes as thread groups of this process, each with its own
+/// copy of the box table (node k's C boxes see `node_location == k`, spec §12.1); the
+/// figures of every node add up in one profile.
+fn run_local_nodes(
+    prog: &mut Program,
+    args: &RunArgs,
+    c_boxes: Option<&snet_c4snet::CBoxes>,
+    make_engine: &EngineFactory,
+    n: u32,
+    io: &mut Io,
+    discarded_seen: &Arc<AtomicU64>,
+) -> Result<Result<snet::RunStats, snet::Error>, ExitCode> {
+    let figures = Figures::start(prog, args);
+    let mut tables = node_tables(prog, c_boxes, n).map_err(fail)?;
+    if let Some(p) = &figures.profile {
+        for t in &mut tables {
+            *t = p.wrap_shared(prog.net(), t);
+        }
+    }
+    let mut input: Box<dyn RecordSource> = Box::new(Counting {
+        inner: std::mem::replace(&mut io.source, Input::Closed),
+        seen: discarded_seen.clone(),
+    });
+    let mut sink: &mut dyn RecordSink = &mut io.sink;
+    let mut counted_sink;
+    if let Some(p) = &figures.profile {
+        input = Box::new(CountedBox {
+            inner: input,
+            n: p.records_in.clone(),
+        });
+        counted_sink = Counted {
+            inner: sink,
+            n: p.records_out.clone(),
+        };
+        sink = &mut counted_sink;
+    }
+    let results = snet::dist::run_local(
+        prog.net(),
+        &tables,
+        &|node| make_engine(node),
+        n,
+        input,
+        sink,
+        workers(args),
+        flow_config(args),
+    );
+    if let Err(e) = figures.finish(args, make_engine(0).name(), workers(args)) {
+        eprintln!("warning: {e}");
+    }
+    if args.stats {
+        for (i, r) in results.iter().enumerate() {
+            if let Ok(st) = r {
+                eprintln!("{}", node_line(i, st));
+            }
+        }
+    }
+    Ok(merge_results(results).map_err(snet::Error::Run))
 }
 
 /// Step 1: the options alone (engine, workers, `--distrib`, the TCP port).
