@@ -8,7 +8,6 @@
 //! document format, `-o x.png`: snet draws SVG only).
 
 use clap::Args;
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -48,17 +47,10 @@ pub(crate) fn run(args: GraphArgs) -> ExitCode {
             e.to_ascii_uppercase()
         ));
     }
-    let color = std::io::stderr().is_terminal();
-    let compiled = match snet_lang::compile_file(&args.program) {
+    let compiled = match super::compile_reporting(&args.program) {
         Ok(c) => c,
-        Err(diags) => {
-            eprint!("{}", diags.render_styled(color));
-            return ExitCode::from(1);
-        }
+        Err(code) => return code,
     };
-    if !compiled.warnings.is_empty() {
-        eprint!("{}", compiled.warnings.render_styled(color));
-    }
     let heat = match &args.profile {
         None => Default::default(),
         Some(p) => {

@@ -68,3 +68,20 @@ pub(crate) fn fail(msg: impl std::fmt::Display) -> ExitCode {
     eprintln!("error: {msg}");
     ExitCode::from(1)
 }
+
+/// Compiles `program`, printing its warnings (and, on failure, its diagnostics, then
+/// exit status 1) on standard error, in colour on a terminal.
+pub(crate) fn compile_reporting(
+    program: &std::path::Path,
+) -> Result<snet_lang::Compiled, ExitCode> {
+    use std::io::IsTerminal;
+    let color = std::io::stderr().is_terminal();
+    let compiled = snet_lang::compile_file(program).map_err(|diags| {
+        eprint!("{}", diags.render_styled(color));
+        ExitCode::from(1)
+    })?;
+    if !compiled.warnings.is_empty() {
+        eprint!("{}", compiled.warnings.render_styled(color));
+    }
+    Ok(compiled)
+}
