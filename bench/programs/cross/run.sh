@@ -26,14 +26,14 @@ best() { # best RUNS CMD... : the minimum wall time in seconds
 # mpirun's own start and end (an empty input), subtracted from the MPI runs: with
 # 20 000 records it was most of what the crossing figure measured.
 printf '<?xml version="1.0" ?>\n<record type="terminate" />\n' > "$tmp/empty.xml"
-startup=$(best 3 mpirun --oversubscribe -n 2 "$snet" run -w 1 --distrib mpi cross.snet cross.c -i "$tmp/empty.xml")
+startup=$(best 3 mpirun --oversubscribe -n 2 "$snet" run -w 1 --distrib mpi cross.snet cross.c -i "$tmp/empty.xml" -o /dev/null)
 echo "mpirun -n 2 with an empty input: ${startup} s (subtracted below)"
 for spec in "100 200000" "1048576 400"; do
     set -- $spec; size=$1; n=$2
     gen "$size" "$n" > "$tmp/in.xml"
-    one=$(best 3 "$snet" run -w 1 cross.snet cross.c -i "$tmp/in.xml")
-    loc=$(best 3 "$snet" run -w 1 --distrib local:2 cross.snet cross.c -i "$tmp/in.xml")
-    mpi=$(best 3 mpirun --oversubscribe -n 2 "$snet" run -w 1 --distrib mpi cross.snet cross.c -i "$tmp/in.xml")
+    one=$(best 3 "$snet" run -w 1 cross.snet cross.c -i "$tmp/in.xml" -o /dev/null)
+    loc=$(best 3 "$snet" run -w 1 --distrib local:2 cross.snet cross.c -i "$tmp/in.xml" -o /dev/null)
+    mpi=$(best 3 mpirun --oversubscribe -n 2 "$snet" run -w 1 --distrib mpi cross.snet cross.c -i "$tmp/in.xml" -o /dev/null)
     mpi=$(python3 -c "print($mpi - $startup)")
     python3 -c "
 one,loc,mpi,n,size=$one,$loc,$mpi,$n,$size
@@ -45,6 +45,6 @@ done
 fan=../fan
 python3 ../../gen.py fan 100000 2 > "$tmp/fan.xml"
 sed 's/work ! <T>/work !@ <T>/; s/^net fan /net fanat /' "$fan/fan.snet" > "$tmp/fanat.snet"
-one=$(best 3 mpirun --oversubscribe -n 1 "$snet" run -w 1 --distrib mpi "$tmp/fanat.snet" "$fan/work.c" -i "$tmp/fan.xml")
-two=$(best 3 mpirun --oversubscribe -n 2 "$snet" run -w 1 --distrib mpi "$tmp/fanat.snet" "$fan/work.c" -i "$tmp/fan.xml")
+one=$(best 3 mpirun --oversubscribe -n 1 "$snet" run -w 1 --distrib mpi "$tmp/fanat.snet" "$fan/work.c" -i "$tmp/fan.xml" -o /dev/null)
+two=$(best 3 mpirun --oversubscribe -n 2 "$snet" run -w 1 --distrib mpi "$tmp/fanat.snet" "$fan/work.c" -i "$tmp/fan.xml" -o /dev/null)
 python3 -c "print(f'fan 100000 over !@: 1 process {$one:.3f} s, 2 processes {$two:.3f} s, speed-up {$one/$two:.2f}x')"

@@ -105,6 +105,9 @@ pub trait Transport: Send + Sync + 'static {
     /// abort by any rank: [`TransportError::Aborted`]) it returns that error, on every
     /// call.
     fn recv(&self) -> Result<Option<(usize, Vec<u8>)>, TransportError>;
+    /// The next message if one has arrived, without waiting (`Ok(None)` if none has;
+    /// faults as [`Transport::recv`]). A receiver drains what is there in one go.
+    fn try_recv(&self) -> Result<Option<(usize, Vec<u8>)>, TransportError>;
     /// Stops this rank: wakes a blocked [`Transport::recv`], which then returns
     /// `Ok(None)` once the queue is empty; later sends fail. Messages already sent are
     /// still delivered. Idempotent.
@@ -134,6 +137,9 @@ struct Inbox {
     rx: Receiver<Incoming>,
     closed: AtomicBool,
     fault: Mutex<Option<TransportError>>,
+    /// A fault is recorded (so the common path reads one flag, not the lock: every
+    /// send and receive looks).
+    faulted: AtomicBool,
 }
 
 impl Inbox {
@@ -144,6 +150,7 @@ impl Inbox {
             rx,
             closed: AtomicBool::new(false),
             fault: Mutex::new(None),
+            faulted: AtomicBool::new(false),
         }
     }
 
@@ -164,11 +171,15 @@ impl Inbox {
         if f.is_none() {
             *f = Some(e);
         }
+        self.faulted.store(true, Ordering::SeqCst);
         drop(f);
         let _ = self.tx.send(Incoming::Wake);
     }
 
     fn fault(&self) -> Option<TransportError> {
+        if !self.faulted.load(Ordering::SeqCst) {
+            return None;
+        }
         self.fault.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
@@ -177,6 +188,19 @@ impl Inbox {
             Some(e) => Err(e),
             None if self.closed.load(Ordering::SeqCst) => Err(TransportError::Shutdown),
             None => Ok(()),
+        }
+    }
+
+    fn try_recv(&self) -> Result<Option<(usize, Vec<u8>)>, TransportError> {
+        if let Some(e) = self.fault() {
+            return Err(e);
+        }
+        loop {
+            match self.rx.try_recv() {
+                Ok(Incoming::Msg(from, msg)) => return Ok(Some((from, msg))),
+                Ok(Incoming::Wake) => continue,
+                Err(_) => return Ok(None),
+            }
         }
     }
 
@@ -258,6 +282,10 @@ impl Transport for LocalTransport {
 
     fn recv(&self) -> Result<Option<(usize, Vec<u8>)>, TransportError> {
         self.me().recv()
+    }
+
+    fn try_recv(&self) -> Result<Option<(usize, Vec<u8>)>, TransportError> {
+        self.me().try_recv()
     }
 
     fn shutdown(&self) {

@@ -116,6 +116,8 @@ pub enum Msg {
         /// Its counters.
         values: Vec<u64>,
     },
+    /// Several messages that arrived together, in order (one wake-up for all).
+    Many(Vec<Msg>),
     /// The run has ended everywhere.
     Stop,
     /// The engine became idle (a node's own wake-up).
@@ -687,6 +689,11 @@ impl NodeSource {
                     *slot = Some(values);
                 }
             }
+            Msg::Many(v) => {
+                for m in v {
+                    self.handle(m)?;
+                }
+            }
             Msg::Stop => self.stopped = true,
             Msg::Hello { node, fingerprint } => {
                 if self.fingerprint.is_some_and(|f| f != fingerprint) {
@@ -840,12 +847,20 @@ impl NodeSource {
         while self.gathered.iter().skip(1).any(Option::is_none) {
             let left = end.saturating_duration_since(std::time::Instant::now());
             match self.inbox.recv_timeout(left) {
-                Ok(Msg::Stats { node, values }) => {
-                    if let Some(slot) = self.gathered.get_mut(node as usize) {
-                        *slot = Some(values);
+                Ok(m) => {
+                    let mut all = vec![m];
+                    while let Some(m) = all.pop() {
+                        match m {
+                            Msg::Stats { node, values } => {
+                                if let Some(slot) = self.gathered.get_mut(node as usize) {
+                                    *slot = Some(values);
+                                }
+                            }
+                            Msg::Many(v) => all.extend(v),
+                            _ => {}
+                        }
                     }
                 }
-                Ok(_) => {}
                 Err(_) => break,
             }
         }

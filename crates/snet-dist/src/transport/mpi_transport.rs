@@ -198,6 +198,10 @@ impl Transport for MpiTransport {
         self.inbox.recv()
     }
 
+    fn try_recv(&self) -> Result<Option<(usize, Vec<u8>)>, TransportError> {
+        self.inbox.try_recv()
+    }
+
     fn shutdown(&self) {
         self.inbox.close();
         let _ = self.commands.send(Command::Shutdown);

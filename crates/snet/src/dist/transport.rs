@@ -188,7 +188,12 @@ impl Link for TransportLink {
                 wire::put_u32(&mut out, node);
                 wire::put_u64(&mut out, fingerprint);
             }
-            Msg::Input(_) | Msg::InputEnd | Msg::InputFailed(_) | Msg::Wake | Msg::Interrupt => {
+            Msg::Input(_)
+            | Msg::InputEnd
+            | Msg::InputFailed(_)
+            | Msg::Wake
+            | Msg::Interrupt
+            | Msg::Many(_) => {
                 return Err("internal error: a node-local message sent to another node".into())
             }
         }
@@ -291,38 +296,56 @@ fn spawn_receiver(
     inbox: Sender<Msg>,
     bytes: Arc<AtomicU64>,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
+    /// Messages handed to the node at once at most.
+    const BATCH: usize = 256;
     std::thread::Builder::new()
         .name("snet-dist-recv".into())
         .spawn(move || {
             let mut decoders: Vec<PeerDecoder> =
                 (0..t.size()).map(|_| PeerDecoder::new()).collect();
+            let mut decode_one = |from: usize, msg: &[u8]| -> Option<Msg> {
+                bytes.fetch_add(msg.len() as u64, Ordering::Relaxed);
+                let d = decoders.get_mut(from)?;
+                Some(decode(d, from as u32, msg).unwrap_or_else(|e| Msg::Fault {
+                    node: from as u32,
+                    message: format!("a message from node {from} could not be decoded: {e}"),
+                }))
+            };
+            let failed = |e: snet_dist::transport::TransportError| Msg::Fault {
+                node: t.rank() as u32,
+                message: format!("the transport failed: {e} (a node may have died)"),
+            };
             loop {
+                // Wait for one message, then take what else has arrived: the node is
+                // handed a batch (one wake-up), not each message on its own.
+                let mut batch = Vec::new();
+                let mut end = false;
                 match t.recv() {
-                    Ok(Some((from, msg))) => {
-                        bytes.fetch_add(msg.len() as u64, Ordering::Relaxed);
-                        let m = match decoders.get_mut(from) {
-                            Some(d) => {
-                                decode(d, from as u32, &msg).unwrap_or_else(|e| Msg::Fault {
-                                    node: from as u32,
-                                    message: format!(
-                                        "a message from node {from} could not be decoded: {e}"
-                                    ),
-                                })
-                            }
-                            None => continue,
-                        };
-                        if inbox.send(m).is_err() {
-                            return;
-                        }
-                    }
+                    Ok(Some((from, msg))) => batch.extend(decode_one(from, &msg)),
                     Ok(None) => return,
                     Err(e) => {
-                        let _ = inbox.send(Msg::Fault {
-                            node: t.rank() as u32,
-                            message: format!("the transport failed: {e} (a node may have died)"),
-                        });
+                        let _ = inbox.send(failed(e));
                         return;
                     }
+                }
+                while batch.len() < BATCH {
+                    match t.try_recv() {
+                        Ok(Some((from, msg))) => batch.extend(decode_one(from, &msg)),
+                        Ok(None) => break,
+                        Err(e) => {
+                            batch.push(failed(e));
+                            end = true;
+                            break;
+                        }
+                    }
+                }
+                let m = if batch.len() == 1 {
+                    batch.pop().expect("one message")
+                } else {
+                    Msg::Many(batch)
+                };
+                if inbox.send(m).is_err() || end {
+                    return;
                 }
             }
         })
