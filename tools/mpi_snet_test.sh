@@ -187,7 +187,12 @@ net obs {
 } connect (add1 @ 1) .. (add2 @ 2);
 SNET
 "${mpi[@]}" -n 3 "$snet" run --distrib mpi "$tmp/obs.snet" "$tmp/pipe3.c" -i "$tmp/k1000.xml" -o /dev/null --trace "$tmp/trace.json" --profile "$tmp/prof.json" 2> "$tmp/err" || { cat "$tmp/err" >&2; fail "observers"; }
-python3 -c "import json,sys; d=json.load(open(sys.argv[1])); c=[b['calls'] for b in d['boxes']]; sys.exit(0 if c==[1000,1000] else 'profile: calls %s, want [1000, 1000]' % c)" "$tmp/prof.json" || fail "--profile lacks another node's boxes"
+python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+c = [b['calls'] for b in d['boxes']]
+n = [[(x['node'], x['calls']) for x in b['nodes']] for b in d['boxes']]
+sys.exit(0 if c == [1000, 1000] and n == [[(1, 1000)], [(2, 1000)]] else 'profile: calls %s on nodes %s, want [1000, 1000] on 1 and 2' % (c, n))" "$tmp/prof.json" || fail "--profile lacks another node's boxes"
 [ "$(grep -c '<observer ' "$tmp/obs.log")" -eq 2000 ] || fail "file observer: $(grep -c '<observer ' "$tmp/obs.log") of 2000 reports"
 for f in trace.json trace.node1.json trace.node2.json; do [ -s "$tmp/$f" ] || fail "no trace $f"; done
 echo "ok: a file observer has every node's reports; one trace per node; the profile has every node's boxes"

@@ -1098,6 +1098,21 @@ fn a_distributed_run_reports_every_node_in_one_profile_stats_trace_and_observer_
         .collect();
     assert_eq!(calls, vec![200, 200], "{p}");
     assert_eq!(p["records_out"].as_u64(), Some(200));
+    // Where each box ran: add1 on node 1, add2 on node 2.
+    let nodes: Vec<Vec<(u64, u64)>> = p["boxes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            b["nodes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|n| (n["node"].as_u64().unwrap(), n["calls"].as_u64().unwrap()))
+                .collect()
+        })
+        .collect();
+    assert_eq!(nodes, vec![vec![(1, 200)], vec![(2, 200)]], "{p}");
     for t in ["t.json", "t.node1.json", "t.node2.json"] {
         assert!(dir.join(t).exists(), "no trace {t}");
     }

@@ -11,7 +11,9 @@
 //! inboxes of their own), and `--stats` gives the peak of records in flight.
 //!
 //! The file is one JSON object: `{"engine", "workers", "wall_s", "records_in",
-//! "records_out", "boxes": [{"name", "calls", "busy_s", "records_in", "records_out"}]}`.
+//! "records_out", "boxes": [{"name", "calls", "busy_s", "records_in", "records_out"}]}`;
+//! in a distributed run each box row also has `"nodes": [{"node", "calls", "busy_s",
+//! "records_out"}]`, the nodes it ran on.
 
 use snet_core::{Args, BoxFailure, BoxFn, BoxTable, Emitter};
 use snet_lang::{BoxHeat, DotHeat};
@@ -31,6 +33,8 @@ pub(crate) struct BoxCounters {
 struct Timed {
     inner: Arc<dyn BoxFn>,
     counters: Arc<BoxCounters>,
+    /// The same box's counters of one node of a distributed run (`local:N`).
+    node: Option<Arc<BoxCounters>>,
 }
 
 struct CountingEmitter<'a> {
@@ -63,10 +67,11 @@ impl BoxFn for Timed {
         let start = Instant::now();
         let r = self.inner.invoke_from(args, &mut em);
         let ns = start.elapsed().as_nanos() as u64;
-        let c = &self.counters;
-        c.calls.fetch_add(1, Ordering::Relaxed);
-        c.busy_ns.fetch_add(ns, Ordering::Relaxed);
-        c.records_out.fetch_add(em.emitted, Ordering::Relaxed);
+        for c in std::iter::once(&self.counters).chain(&self.node) {
+            c.calls.fetch_add(1, Ordering::Relaxed);
+            c.busy_ns.fetch_add(ns, Ordering::Relaxed);
+            c.records_out.fetch_add(em.emitted, Ordering::Relaxed);
+        }
         r
     }
 }
@@ -81,6 +86,9 @@ pub(crate) struct Profile {
     /// Records written to the global output.
     pub(crate) records_out: Arc<AtomicU64>,
     pub(crate) start: Instant,
+    /// A distributed run: each node's counters of every box (same order as `boxes`),
+    /// for the `nodes` column of the file.
+    per_node: std::sync::Mutex<std::collections::BTreeMap<u32, Vec<Arc<BoxCounters>>>>,
 }
 
 impl Profile {
@@ -98,6 +106,7 @@ impl Profile {
                 Arc::new(Timed {
                     inner: f.clone(),
                     counters: counters.clone(),
+                    node: None,
                 }),
             );
             boxes.push((sig.name.clone(), counters, sig.input.is_none()));
@@ -107,19 +116,28 @@ impl Profile {
             records_in: Arc::default(),
             records_out: Arc::default(),
             start: Instant::now(),
+            per_node: Default::default(),
         };
         (p, wrapped)
     }
 
-    /// `table` (one node's boxes of a distributed run in this process) with every box
-    /// of `net` counted in this profile's counters: the figures of every node add up.
-    pub(crate) fn wrap_shared(&self, net: &snet_core::Net, table: &BoxTable) -> BoxTable {
+    /// `table` (node `node`'s boxes of a distributed run in this process) with every
+    /// box of `net` counted in this profile's counters (the figures of every node add
+    /// up) and in the node's own.
+    pub(crate) fn wrap_shared(
+        &self,
+        net: &snet_core::Net,
+        table: &BoxTable,
+        node: u32,
+    ) -> BoxTable {
+        let mine: Vec<Arc<BoxCounters>> = self.boxes.iter().map(|_| Arc::default()).collect();
+        self.lock_nodes().insert(node, mine.clone());
         let mut wrapped = BoxTable::new();
         for sig in &net.boxes {
             let Some(f) = table.get(&sig.name) else {
                 continue;
             };
-            let Some((_, counters, _)) = self.boxes.iter().find(|(n, _, _)| *n == sig.name) else {
+            let Some(i) = self.boxes.iter().position(|(n, _, _)| *n == sig.name) else {
                 wrapped.insert(sig.name.clone(), f.clone());
                 continue;
             };
@@ -127,7 +145,8 @@ impl Profile {
                 sig.name.clone(),
                 Arc::new(Timed {
                     inner: f.clone(),
-                    counters: counters.clone(),
+                    counters: self.boxes[i].1.clone(),
+                    node: Some(mine[i].clone()),
                 }),
             );
         }
@@ -150,9 +169,28 @@ impl Profile {
             .collect()
     }
 
-    /// Adds another node's [`Profile::box_values`].
+    /// Adds node `node`'s [`Profile::box_values`] (node 0 of an MPI run; its own
+    /// figures become node 0's column first).
     #[cfg(feature = "mpi")]
-    pub(crate) fn add_box_values(&self, v: &[u64]) {
+    pub(crate) fn add_box_values(&self, node: u32, v: &[u64]) {
+        let copy = |src: &[u64]| -> Vec<Arc<BoxCounters>> {
+            src.chunks_exact(3)
+                .map(|x| {
+                    Arc::new(BoxCounters {
+                        calls: AtomicU64::new(x[0]),
+                        busy_ns: AtomicU64::new(x[1]),
+                        records_out: AtomicU64::new(x[2]),
+                    })
+                })
+                .collect()
+        };
+        {
+            let mut nodes = self.lock_nodes();
+            if nodes.is_empty() {
+                nodes.insert(0, copy(&self.box_values()));
+            }
+            nodes.insert(node, copy(v));
+        }
         for ((_, c, _), x) in self.boxes.iter().zip(v.chunks_exact(3)) {
             c.calls.fetch_add(x[0], Ordering::Relaxed);
             c.busy_ns.fetch_add(x[1], Ordering::Relaxed);
@@ -160,22 +198,51 @@ impl Profile {
         }
     }
 
+    fn lock_nodes(
+        &self,
+    ) -> std::sync::MutexGuard<'_, std::collections::BTreeMap<u32, Vec<Arc<BoxCounters>>>> {
+        self.per_node.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// The JSON document of the figures so far.
     pub(crate) fn to_json(&self, engine: &str, workers: usize) -> String {
+        let nodes = self.lock_nodes();
         let boxes: Vec<serde_json::Value> = self
             .boxes
             .iter()
-            .map(|(name, c, init)| {
+            .enumerate()
+            .map(|(i, (name, c, init))| {
                 let calls = c.calls.load(Ordering::Relaxed);
-                serde_json::json!({
+                let mut row = serde_json::json!({
                     "name": name,
                     "calls": calls,
                     "busy_s": c.busy_ns.load(Ordering::Relaxed) as f64 / 1e9,
                     "records_in": if *init { 0 } else { calls },
                     "records_out": c.records_out.load(Ordering::Relaxed),
-                })
+                });
+                // A distributed run: where the box ran, node by node.
+                if !nodes.is_empty() {
+                    let per: Vec<serde_json::Value> = nodes
+                        .iter()
+                        .filter_map(|(node, cs)| {
+                            let c = cs.get(i)?;
+                            let calls = c.calls.load(Ordering::Relaxed);
+                            (calls > 0).then(|| {
+                                serde_json::json!({
+                                    "node": node,
+                                    "calls": calls,
+                                    "busy_s": c.busy_ns.load(Ordering::Relaxed) as f64 / 1e9,
+                                    "records_out": c.records_out.load(Ordering::Relaxed),
+                                })
+                            })
+                        })
+                        .collect();
+                    row["nodes"] = serde_json::Value::Array(per);
+                }
+                row
             })
             .collect();
+        drop(nodes);
         let doc = serde_json::json!({
             "engine": engine,
             "workers": workers,

@@ -270,8 +270,8 @@ fn run_local_nodes(
     let figures = Figures::start(prog, args);
     let mut tables = node_tables(prog, c_boxes, n).map_err(fail)?;
     if let Some(p) = &figures.profile {
-        for t in &mut tables {
-            *t = p.wrap_shared(prog.net(), t);
+        for (node, t) in tables.iter_mut().enumerate() {
+            *t = p.wrap_shared(prog.net(), t, node as u32);
         }
     }
     let mut input: Box<dyn RecordSource> = Box::new(Counting {
@@ -853,7 +853,7 @@ fn run_mpi_node(
                     Some(v) => {
                         let n = snet::dist::STATS_VALUES.min(v.len());
                         if let Some(p) = &figures.profile {
-                            p.add_box_values(&v[n..]);
+                            p.add_box_values(k as u32 + 1, &v[n..]);
                         }
                         all.push(Ok(snet::dist::stats_from_values(&v[..n])));
                     }
