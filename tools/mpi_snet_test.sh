@@ -197,6 +197,11 @@ sys.exit(0 if c == [1000, 1000] and n == [[(1, 1000)], [(2, 1000)]] else 'profil
 for f in trace.json trace.node1.json trace.node2.json; do [ -s "$tmp/$f" ] || fail "no trace $f"; done
 echo "ok: a file observer has every node's reports; one trace per node; the profile has every node's boxes"
 
+# --progress on node 0 shows every node's boxes while the run goes on.
+"${mpi[@]}" -n 3 "$snet" run --distrib mpi --progress "$tmp/pipe3.snet" "$tmp/pipe3.c" -i "$tmp/big.xml" -o /dev/null 2> "$tmp/err" || { cat "$tmp/err" >&2; fail "--progress"; }
+grep -q "^progress: .*add1.*nodes busy: 0 [0-9]*%, 1 [0-9]*%, 2 [0-9]*%" "$tmp/err" || { cat "$tmp/err" >&2; fail "--progress does not show every node's boxes"; }
+echo "ok: --progress on node 0 shows every node's boxes and busy share"
+
 echo "== fingerprint: other compiler flags are another program"
 fault "ranks compiling with other flags" 'fingerprints differ' \
     timeout 120 mpirun --oversubscribe -n 1 "$snet" run --distrib mpi "$tmp/pipe3.snet" "$tmp/pipe3.c" -i "$tmp/k1000.xml" -o /dev/null \

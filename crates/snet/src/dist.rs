@@ -116,6 +116,14 @@ pub enum Msg {
         /// Its counters.
         values: Vec<u64>,
     },
+    /// Node `node`'s figures so far, for node 0's `--progress` line (sent four times a
+    /// second while the run goes on; taken by node 0's receiver as it arrives).
+    Progress {
+        /// The node.
+        node: u32,
+        /// Its per-box counters so far.
+        values: Vec<u64>,
+    },
     /// Several messages that arrived together, in order (one wake-up for all).
     Many(Vec<Msg>),
     /// The run has ended everywhere.
@@ -694,6 +702,8 @@ impl NodeSource {
                     self.handle(m)?;
                 }
             }
+            // Taken by the receiver; a late one is of no use any more.
+            Msg::Progress { .. } => {}
             Msg::Stop => self.stopped = true,
             Msg::Hello { node, fingerprint } => {
                 if self.fingerprint.is_some_and(|f| f != fingerprint) {

@@ -1077,12 +1077,23 @@ fn a_distributed_run_reports_every_node_in_one_profile_stats_trace_and_observer_
             profile.to_str().unwrap(),
             "--trace",
             trace.to_str().unwrap(),
+            "--progress",
             "-o",
             "/dev/null",
         ],
     );
     let err = text(&out.stderr);
     assert!(out.status.success(), "{err}");
+    // The progress line (printed once at the end here) covers every node.
+    let last = err
+        .lines()
+        .rfind(|l| l.starts_with("progress:"))
+        .unwrap_or_else(|| panic!("no progress line: {err}"));
+    assert!(
+        last.contains("out 200 ") && last.contains("nodes busy: 0 "),
+        "{last}"
+    );
+    assert!(last.contains(", 2 "), "{last}");
     for node in 0..3 {
         assert!(err.contains(&format!("node {node}: box calls")), "{err}");
     }

@@ -89,6 +89,9 @@ pub(crate) struct Profile {
     /// A distributed run: each node's counters of every box (same order as `boxes`),
     /// for the `nodes` column of the file.
     per_node: std::sync::Mutex<std::collections::BTreeMap<u32, Vec<Arc<BoxCounters>>>>,
+    /// An MPI run with `--progress`: the latest [`Profile::box_values`] of every other
+    /// node, as they report during the run (node 0 shows the whole run).
+    live: std::sync::Mutex<std::collections::BTreeMap<u32, Vec<u64>>>,
 }
 
 impl Profile {
@@ -117,6 +120,7 @@ impl Profile {
             records_out: Arc::default(),
             start: Instant::now(),
             per_node: Default::default(),
+            live: Default::default(),
         };
         (p, wrapped)
     }
@@ -191,6 +195,8 @@ impl Profile {
             }
             nodes.insert(node, copy(v));
         }
+        // The final figures replace the live ones.
+        self.lock_live().remove(&node);
         for ((_, c, _), x) in self.boxes.iter().zip(v.chunks_exact(3)) {
             c.calls.fetch_add(x[0], Ordering::Relaxed);
             c.busy_ns.fetch_add(x[1], Ordering::Relaxed);
@@ -202,6 +208,60 @@ impl Profile {
         &self,
     ) -> std::sync::MutexGuard<'_, std::collections::BTreeMap<u32, Vec<Arc<BoxCounters>>>> {
         self.per_node.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn lock_live(&self) -> std::sync::MutexGuard<'_, std::collections::BTreeMap<u32, Vec<u64>>> {
+        self.live.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Node `node`'s [`Profile::box_values`] so far (an MPI run's progress report).
+    #[cfg(feature = "mpi")]
+    pub(crate) fn set_live(&self, node: u32, v: Vec<u64>) {
+        self.lock_live().insert(node, v);
+    }
+
+    /// Busy nanoseconds per box so far, every node's (this process's counters and the
+    /// other nodes' latest reports).
+    pub(crate) fn busy_now(&self) -> Vec<u64> {
+        let live = self.lock_live();
+        self.boxes
+            .iter()
+            .enumerate()
+            .map(|(i, (_, c, _))| {
+                c.busy_ns.load(Ordering::Relaxed)
+                    + live
+                        .values()
+                        .map(|v| v.get(3 * i + 1).copied().unwrap_or(0))
+                        .sum::<u64>()
+            })
+            .collect()
+    }
+
+    /// Busy nanoseconds so far per node of a distributed run (empty otherwise).
+    pub(crate) fn node_busy_now(&self) -> Vec<(u32, u64)> {
+        let busy = |v: &[u64]| v.chunks_exact(3).map(|x| x[1]).sum::<u64>();
+        let live = self.lock_live();
+        if !live.is_empty() {
+            // MPI: this process is node 0.
+            let mine = self
+                .boxes
+                .iter()
+                .map(|(_, c, _)| c.busy_ns.load(Ordering::Relaxed))
+                .sum();
+            return std::iter::once((0, mine))
+                .chain(live.iter().map(|(n, v)| (*n, busy(v))))
+                .collect();
+        }
+        drop(live);
+        self.lock_nodes()
+            .iter()
+            .map(|(n, cs)| {
+                (
+                    *n,
+                    cs.iter().map(|c| c.busy_ns.load(Ordering::Relaxed)).sum(),
+                )
+            })
+            .collect()
     }
 
     /// The JSON document of the figures so far.

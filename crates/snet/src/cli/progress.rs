@@ -30,6 +30,8 @@ struct Sample {
     records_in: u64,
     records_out: u64,
     busy_ns: Vec<u64>,
+    /// Busy time per node of a distributed run.
+    node_busy: Vec<(u32, u64)>,
 }
 
 fn sample(p: &Profile) -> Sample {
@@ -37,11 +39,8 @@ fn sample(p: &Profile) -> Sample {
         at: p.start.elapsed().as_secs_f64(),
         records_in: p.records_in.load(Ordering::Relaxed),
         records_out: p.records_out.load(Ordering::Relaxed),
-        busy_ns: p
-            .boxes
-            .iter()
-            .map(|(_, c, _)| c.busy_ns.load(Ordering::Relaxed))
-            .collect(),
+        busy_ns: p.busy_now(),
+        node_busy: p.node_busy_now(),
     }
 }
 
@@ -65,8 +64,29 @@ fn line(p: &Profile, prev: &Sample, cur: &Sample) -> String {
         .take(3)
         .map(|(s, n)| format!("{n} {:.0}%", s * 100.0))
         .collect();
+    // A distributed run: each node's boxes' share of a core over the interval.
+    let nodes: Vec<String> = cur
+        .node_busy
+        .iter()
+        .map(|(n, b)| {
+            let before = prev
+                .node_busy
+                .iter()
+                .find(|(m, _)| m == n)
+                .map_or(0, |(_, x)| *x);
+            format!(
+                "{n} {:.0}%",
+                b.saturating_sub(before) as f64 / 1e9 / dt * 100.0
+            )
+        })
+        .collect();
+    let nodes = if nodes.is_empty() {
+        String::new()
+    } else {
+        format!("  nodes busy: {}", nodes.join(", "))
+    };
     format!(
-        "{:.1} s  in {} ({:.0}/s)  out {} ({:.0}/s)  in flight {}  busiest: {}",
+        "{:.1} s  in {} ({:.0}/s)  out {} ({:.0}/s)  in flight {}  busiest: {}{nodes}",
         cur.at,
         cur.records_in,
         rate(cur.records_in, prev.records_in),

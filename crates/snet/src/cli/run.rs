@@ -625,9 +625,6 @@ fn warn_ignored_options(args: &RunArgs, engine: &dyn Engine, distributed: bool) 
             "warning: --dist-window applies to distributed runs (--distrib) only and is ignored"
         );
     }
-    if args.progress && args.distrib.as_deref() == Some("mpi") {
-        eprintln!("note: --progress under MPI shows the whole run's input and output and node 0's boxes (--profile gathers every node's boxes at the end)");
-    }
 }
 
 /// The last step: finish the output, print the statistics, choose the exit status.
@@ -797,7 +794,22 @@ fn run_mpi_node(
     let rank = t.rank() as u32;
     // Every node counts its boxes for `--profile` (node 0 adds the others' at the
     // end); the progress line is node 0's.
-    let figures = Figures::start_with(prog, args.profile.is_some(), args.progress && rank == 0);
+    let figures = Figures::start_with(
+        prog,
+        args.profile.is_some() || args.progress,
+        args.progress && rank == 0,
+    );
+    // `--progress`: the other nodes report their boxes every second, node 0 shows them.
+    let live = match (&figures.profile, args.progress) {
+        (Some(p), true) => {
+            let (mine, all) = (p.clone(), p.clone());
+            Some(snet::dist::transport::LiveProgress {
+                report: Arc::new(move || mine.box_values()),
+                receive: Arc::new(move |node, v| all.set_live(node, v)),
+            })
+        }
+        _ => None,
+    };
     let transport: Arc<dyn Transport> = t.clone();
     let (input, output) = match io {
         Some((i, o)) => (Some(i), Some(o)),
@@ -838,6 +850,7 @@ fn run_mpi_node(
         fingerprint(args, c_boxes),
         flow_config(args),
         &extra,
+        live,
     );
     match r {
         Ok((st, others)) => {

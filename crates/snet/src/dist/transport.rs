@@ -23,6 +23,7 @@ const CREDIT: u8 = 6;
 const CONGESTED: u8 = 7;
 const OBSERVE: u8 = 8;
 const STATS: u8 = 9;
+const PROGRESS: u8 = 10;
 
 /// A [`Link`] over a byte transport: one encoder per destination, used under its lock
 /// so that what it encodes reaches that peer in order (the wire's stream rule).
@@ -110,6 +111,7 @@ impl Link for TransportLink {
             .ok_or_else(|| format!("node {to} does not exist"))?;
         let mut enc = enc.lock().unwrap_or_else(|e| e.into_inner());
         let mut out = Vec::new();
+        let is_stats = matches!(m, Msg::Stats { .. });
         match m {
             Msg::Hop { from: _, a } => {
                 wire::put_u8(&mut out, HOP);
@@ -165,8 +167,8 @@ impl Link for TransportLink {
                 wire::put_u64(&mut out, received);
             }
             Msg::Stop => wire::put_u8(&mut out, STOP),
-            Msg::Stats { node, values } => {
-                wire::put_u8(&mut out, STATS);
+            Msg::Stats { node, values } | Msg::Progress { node, values } => {
+                wire::put_u8(&mut out, if is_stats { STATS } else { PROGRESS });
                 wire::put_u32(&mut out, node);
                 wire::put_var(&mut out, values.len() as u64);
                 for v in values {
@@ -256,14 +258,18 @@ fn decode(dec: &mut PeerDecoder, from: u32, mut input: &[u8]) -> Result<Msg, Wir
             received: wire::get_u64(input)?,
         },
         STOP => Msg::Stop,
-        STATS => {
+        kind @ (STATS | PROGRESS) => {
             let node = wire::get_u32(input)?;
             let n = wire::get_var(input)?.min(1 << 20);
             let mut values = Vec::with_capacity(n as usize);
             for _ in 0..n {
                 values.push(wire::get_u64(input)?);
             }
-            Msg::Stats { node, values }
+            if kind == STATS {
+                Msg::Stats { node, values }
+            } else {
+                Msg::Progress { node, values }
+            }
         }
         OBSERVE => Msg::Observe {
             oid: wire::get_u32(input)?,
@@ -285,6 +291,25 @@ fn decode(dec: &mut PeerDecoder, from: u32, mut input: &[u8]) -> Result<Msg, Wir
     })
 }
 
+/// Node 0's taker of the other nodes' progress reports (node, per-box counters).
+pub type ProgressSink = Arc<dyn Fn(u32, Vec<u64>) + Send + Sync>;
+
+/// Live figures of a distributed run for `--progress`: the other nodes send `report()`
+/// four times a second, node 0 hands what arrives to `receive`.
+#[derive(Clone)]
+pub struct LiveProgress {
+    /// This node's per-box counters so far.
+    pub report: Arc<dyn Fn() -> Vec<u64> + Send + Sync>,
+    /// Node 0: takes another node's report.
+    pub receive: ProgressSink,
+}
+
+impl std::fmt::Debug for LiveProgress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("LiveProgress")
+    }
+}
+
 /// A node's figures and, on node 0, every other node's (node 1 first: its
 /// [`super::stats_values`] and the numbers that follow them; `None` if they did not
 /// come).
@@ -295,6 +320,7 @@ fn spawn_receiver(
     t: Arc<dyn Transport>,
     inbox: Sender<Msg>,
     bytes: Arc<AtomicU64>,
+    on_progress: Option<ProgressSink>,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
     /// Messages handed to the node at once at most.
     const BATCH: usize = 256;
@@ -306,10 +332,19 @@ fn spawn_receiver(
             let mut decode_one = |from: usize, msg: &[u8]| -> Option<Msg> {
                 bytes.fetch_add(msg.len() as u64, Ordering::Relaxed);
                 let d = decoders.get_mut(from)?;
-                Some(decode(d, from as u32, msg).unwrap_or_else(|e| Msg::Fault {
+                let m = decode(d, from as u32, msg).unwrap_or_else(|e| Msg::Fault {
                     node: from as u32,
                     message: format!("a message from node {from} could not be decoded: {e}"),
-                }))
+                });
+                match (m, &on_progress) {
+                    // Shown at once, whatever the engine is doing.
+                    (Msg::Progress { node, values }, Some(f)) => {
+                        f(node, values);
+                        None
+                    }
+                    (Msg::Progress { .. }, None) => None,
+                    (m, _) => Some(m),
+                }
             };
             let failed = |e: snet_dist::transport::TransportError| Msg::Fault {
                 node: t.rank() as u32,
@@ -368,6 +403,7 @@ pub fn run_node(
     fingerprint: u64,
     flow: super::FlowConfig,
     extra: &dyn Fn() -> Vec<u64>,
+    live: Option<LiveProgress>,
 ) -> Result<NodeFigures, RunError> {
     let me = t.rank() as u32;
     let nodes = t.size() as u32;
@@ -386,8 +422,31 @@ pub fn run_node(
             format!("cannot start {what}: {e}"),
         )
     };
-    let _recv = spawn_receiver(t.clone(), tx.clone(), bytes_received.clone())
+    let on_progress = live.as_ref().filter(|_| me == 0).map(|l| l.receive.clone());
+    let _recv = spawn_receiver(t.clone(), tx.clone(), bytes_received.clone(), on_progress)
         .map_err(|e| io_err("the receiver", e))?;
+    // The other nodes report their figures to node 0 four times a second while the run
+    // goes on (node 0's line is redrawn every 0.2 s, printed every second).
+    let reporting = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let reporter = match live.filter(|_| me != 0) {
+        Some(l) => {
+            let (node, on) = (node.clone(), reporting.clone());
+            std::thread::Builder::new()
+                .name("snet-dist-progress".into())
+                .spawn(move || {
+                    // A first report at once: node 0's first interval then has a base.
+                    while on.load(Ordering::Relaxed) {
+                        let values = (l.report)();
+                        if node.send(0, Msg::Progress { node: me, values }).is_err() {
+                            break;
+                        }
+                        std::thread::park_timeout(std::time::Duration::from_millis(250));
+                    }
+                })
+                .ok()
+        }
+        None => None,
+    };
     if me != 0 {
         node.send(
             0,
@@ -411,6 +470,11 @@ pub fn run_node(
         }
     }
     let mut r = super::run_engine(&mut src, engine, net, boxes, output, workers);
+    reporting.store(false, Ordering::Relaxed);
+    if let Some(h) = reporter {
+        h.thread().unpark();
+        let _ = h.join();
+    }
     let mut others = Vec::new();
     if let Ok(st) = &mut r {
         st.bytes_sent = bytes_sent.load(Ordering::Relaxed);
