@@ -350,17 +350,7 @@ impl Dot<'_> {
                 det,
                 placed,
             } => {
-                let op = match (*det, *placed) {
-                    (false, false) => "!",
-                    (true, false) => "!!",
-                    (false, true) => "!@",
-                    (true, true) => "!!@",
-                };
-                if *placed {
-                    self.cluster_open(&format!("{op} {index}: replica v on node v"));
-                } else {
-                    self.cluster_open(&format!("{op} {index}"));
-                }
+                self.cluster_open(&split_label(*det, *placed, index));
                 let s = self.point("split");
                 let m = self.point("merge");
                 let (e, x) = self.node(*body);
@@ -392,5 +382,21 @@ impl Dot<'_> {
                 (s, t)
             }
         }
+    }
+}
+
+/// A split's label in pictures (DOT clusters, SVG frames): its operator and index tag,
+/// and for `!@`/`!!@` where the replicas run.
+pub(crate) fn split_label(det: bool, placed: bool, index: &impl std::fmt::Display) -> String {
+    let op = match (det, placed) {
+        (false, false) => "!",
+        (true, false) => "!!",
+        (false, true) => "!@",
+        (true, true) => "!!@",
+    };
+    if placed {
+        format!("{op} {index}: replica v on node v")
+    } else {
+        format!("{op} {index}")
     }
 }

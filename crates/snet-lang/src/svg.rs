@@ -713,12 +713,7 @@ impl Layout<'_> {
                 det,
                 placed,
             } => {
-                let op = match (*det, *placed) {
-                    (false, false) => format!("! {index}"),
-                    (true, false) => format!("!! {index}"),
-                    (false, true) => format!("!@ {index}: replica v on node v"),
-                    (true, true) => format!("!!@ {index}: replica v on node v"),
-                };
+                let op = crate::dot::split_label(*det, *placed, index);
                 let (input, output) = (format!("replica per {index}"), self.out_types(*body));
                 let inner = room - (2.0 * PAD + 40.0 + label_w(&input) + label_w(&output));
                 let body_b = self.block(*body, inner);

@@ -857,24 +857,18 @@ impl NodeSource {
         while self.gathered.iter().skip(1).any(Option::is_none) {
             let left = end.saturating_duration_since(std::time::Instant::now());
             match self.inbox.recv_timeout(left) {
+                // Figures are filed by `handle`, like during the run; anything else
+                // that comes after the end has no effect on the result.
                 Ok(m) => {
-                    let mut all = vec![m];
-                    while let Some(m) = all.pop() {
-                        match m {
-                            Msg::Stats { node, values } => {
-                                if let Some(slot) = self.gathered.get_mut(node as usize) {
-                                    *slot = Some(values);
-                                }
-                            }
-                            Msg::Many(v) => all.extend(v),
-                            _ => {}
-                        }
-                    }
+                    let _ = self.handle(m);
                 }
                 Err(_) => break,
             }
         }
-        self.gathered.iter().skip(1).cloned().collect()
+        std::mem::take(&mut self.gathered)
+            .into_iter()
+            .skip(1)
+            .collect()
     }
 }
 

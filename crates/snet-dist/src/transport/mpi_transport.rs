@@ -419,35 +419,26 @@ impl<'a> Engine<'a> {
     fn next_batch(&mut self, to: usize) -> (Vec<u8>, bool) {
         let p = &mut self.peers[to];
         let first = p.pending.pop_front().expect("a pending message");
-        let next_fits = p
+        // How many of the pending messages fit a batch with the first (4 bytes each for
+        // its length): the batch is allocated at its size once.
+        let mut size = first.len() + 4;
+        let n = p
             .pending
-            .front()
-            .is_some_and(|m| first.len() + m.len() + 8 <= BATCH_BYTES);
-        if !next_fits {
+            .iter()
+            .take_while(|m| {
+                size += m.len() + 4;
+                size <= BATCH_BYTES
+            })
+            .count();
+        if n == 0 {
             return (first, false);
         }
         let mut batch = Vec::with_capacity(
-            BATCH_BYTES.min(
-                p.pending
-                    .iter()
-                    .take(256)
-                    .map(|m| m.len() + 4)
-                    .sum::<usize>()
-                    + first.len()
-                    + 4,
-            ),
+            first.len() + 4 + p.pending.iter().take(n).map(|m| m.len() + 4).sum::<usize>(),
         );
-        let put = |batch: &mut Vec<u8>, m: &[u8]| {
+        for m in std::iter::once(first).chain(p.pending.drain(..n)) {
             batch.extend_from_slice(&(m.len() as u32).to_le_bytes());
-            batch.extend_from_slice(m);
-        };
-        put(&mut batch, &first);
-        while let Some(m) = p.pending.front() {
-            if batch.len() + m.len() + 4 > BATCH_BYTES {
-                break;
-            }
-            let m = p.pending.pop_front().expect("checked");
-            put(&mut batch, &m);
+            batch.extend_from_slice(&m);
         }
         (batch, true)
     }

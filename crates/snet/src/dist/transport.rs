@@ -57,6 +57,16 @@ impl TransportLink {
     }
 }
 
+/// A node's figures: kind, node, then the numbers.
+fn put_values(out: &mut Vec<u8>, kind: u8, node: u32, values: &[u64]) {
+    wire::put_u8(out, kind);
+    wire::put_u32(out, node);
+    wire::put_var(out, values.len() as u64);
+    for &v in values {
+        wire::put_u64(out, v);
+    }
+}
+
 fn put_path(out: &mut Vec<u8>, path: &[PathStep]) {
     wire::put_var(out, path.len() as u64);
     for s in path {
@@ -111,7 +121,6 @@ impl Link for TransportLink {
             .ok_or_else(|| format!("node {to} does not exist"))?;
         let mut enc = enc.lock().unwrap_or_else(|e| e.into_inner());
         let mut out = Vec::new();
-        let is_stats = matches!(m, Msg::Stats { .. });
         match m {
             Msg::Hop { from: _, a } => {
                 wire::put_u8(&mut out, HOP);
@@ -167,14 +176,8 @@ impl Link for TransportLink {
                 wire::put_u64(&mut out, received);
             }
             Msg::Stop => wire::put_u8(&mut out, STOP),
-            Msg::Stats { node, values } | Msg::Progress { node, values } => {
-                wire::put_u8(&mut out, if is_stats { STATS } else { PROGRESS });
-                wire::put_u32(&mut out, node);
-                wire::put_var(&mut out, values.len() as u64);
-                for v in values {
-                    wire::put_u64(&mut out, v);
-                }
-            }
+            Msg::Stats { node, values } => put_values(&mut out, STATS, node, &values),
+            Msg::Progress { node, values } => put_values(&mut out, PROGRESS, node, &values),
             Msg::Observe { oid, doc } => {
                 wire::put_u8(&mut out, OBSERVE);
                 wire::put_u32(&mut out, oid);
