@@ -26,7 +26,7 @@
 //! Memory ordering: none of its own; reference counts are `Value`'s (`Arc`'s).
 
 use crate::wrapgen::SlotKind;
-use snet_core::{Arg, Args, BoxFailure, CType, Emitter, Value};
+use snet_core::{BoxFailure, CType, Emitter, Value};
 use std::any::Any;
 use std::cell::Cell;
 use std::ffi::{c_char, c_int, c_uint, c_void};
@@ -34,13 +34,9 @@ use std::io::Write as _;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::ptr;
 
-/// One argument or emitted value (`snet_c4snet_slot`).
-#[repr(C)]
-#[derive(Clone, Copy)]
-pub(crate) union Slot {
-    pub(crate) field: *mut c_void,
-    pub(crate) tag: c_int,
-}
+/// One argument or emitted value (`snet_c4snet_slot`): the core's raw slot, whose
+/// layout is the C union's.
+pub(crate) use snet_core::RawSlot as Slot;
 
 /// One output variant of a box (`snet_c4snet_variant`).
 #[repr(C)]
@@ -131,8 +127,10 @@ pub(crate) struct Current {
     /// Its prototype and labels.
     pub(crate) info: &'static CallInfo,
     /// The arguments it was given (one more reference to each field, so they are alive
-    /// even if the box released them).
-    pub(crate) given: &'static [Arg],
+    /// even if the box released them), with their kinds.
+    pub(crate) given: &'static [Slot],
+    /// The kinds of `given`.
+    pub(crate) kinds: &'static [SlotKind],
 }
 
 /// The invocation context behind `hnd` (invariant 2).
@@ -144,8 +142,9 @@ pub(crate) struct Invocation<'a> {
     name: &'a str,
     /// Prototype and labels, for the crash handler.
     info: &'a CallInfo,
-    /// The arguments as given, for the crash handler.
-    given: &'a [Arg],
+    /// The arguments as given, for the crash handler, and their kinds.
+    given: &'a [Slot],
+    kinds: &'a [SlotKind],
     /// Output label kinds per variant (the same as the C table's).
     outputs: &'a [Vec<SlotKind>],
     out: &'a mut dyn Emitter,
@@ -179,55 +178,50 @@ pub(crate) fn current_box() -> Option<Current> {
         failure,
         info: inv.info,
         given: inv.given,
+        kinds: inv.kinds,
     })
 }
 
-/// Calls a box wrapper with `args` (kinds already checked against the signature) and
-/// returns when the box has returned.
+/// Calls a box wrapper with argument slots `args` of `kinds` (checked against the
+/// signature when the box was bound) and returns when the box has returned.
 ///
 /// # Safety
 /// `desc` must point to the live descriptor of the box and `call` be its wrapper, from a
 /// library that is loaded and whose API table is installed; `outputs` must match the
-/// descriptor's variants.
+/// descriptor's variants; `args` holds one slot per input of the kinds `kinds` (the
+/// descriptor's), each field slot one reference made by `Value::into_raw` (or null),
+/// which passes to the box.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn invoke(
     desc: *const CBoxDesc,
     call: CallFn,
     name: &str,
     info: &CallInfo,
     outputs: &[Vec<SlotKind>],
-    args: &mut Args,
+    kinds: &[SlotKind],
+    args: &[Slot],
     out: &mut dyn Emitter,
 ) -> Result<(), BoxFailure> {
     // The record as given, for a crash message: one more reference to each field (the
-    // box may release its own before it crashes).
-    let given = args.clone();
-    const STACK_SLOTS: usize = 16;
-    let mut stack = [Slot { tag: 0 }; STACK_SLOTS];
-    let mut heap = Vec::new();
-    let slots: &mut [Slot] = if args.len() <= STACK_SLOTS {
-        &mut stack[..args.len()]
-    } else {
-        heap.resize(args.len(), Slot { tag: 0 });
-        &mut heap
-    };
-    for (slot, arg) in slots.iter_mut().zip(args.drain(..)) {
-        *slot = match arg {
-            // Invariant 1: one reference passes to the box.
-            Arg::Field(Some(v)) => Slot {
-                field: v.into_raw(),
-            },
-            Arg::Field(None) => Slot {
-                field: ptr::null_mut(),
-            },
-            Arg::Tag(t) => Slot { tag: t },
-        };
+    // box may release its own before it crashes); released after the call.
+    for (k, a) in kinds.iter().zip(args) {
+        if *k == SlotKind::Field {
+            // SAFETY: a field slot (the caller's contract) holds a live reference or
+            // null.
+            let p = unsafe { a.field };
+            if !p.is_null() {
+                // SAFETY: `p` is a live reference made by `into_raw`.
+                unsafe { Value::increment_raw(p) };
+            }
+        }
     }
     let mut inv = Invocation {
         desc,
         name,
         info,
-        given: &given,
+        given: args,
+        kinds,
         outputs,
         out,
         failure: None,
@@ -236,10 +230,23 @@ pub(crate) unsafe fn invoke(
     let hnd: *mut c_void = ptr::addr_of_mut!(inv).cast();
     CURRENT.with(|c| c.set(hnd));
     // SAFETY: the caller guarantees `call` is the loaded wrapper of `desc`; `hnd` is a
-    // valid invocation for the whole call (invariant 2) and `slots` holds one slot per
+    // valid invocation for the whole call (invariant 2) and `args` holds one slot per
     // input label in order, as the wrapper reads them.
-    let returned = unsafe { call(hnd, slots.as_ptr()) };
+    let returned = unsafe { call(hnd, args.as_ptr()) };
     CURRENT.with(|c| c.set(ptr::null_mut()));
+    // Release the kept references as C4SNetFree does, so that the last reference to a
+    // scalar the box released goes to the per-thread pool: a box that frees its input
+    // and creates its output still allocates nothing (issue 26).
+    for (k, a) in kinds.iter().zip(args) {
+        if *k == SlotKind::Field {
+            // SAFETY: the reference taken before the call, released once.
+            let p = unsafe { a.field };
+            if !p.is_null() {
+                // SAFETY: as above.
+                unsafe { Value::release_raw(p) };
+            }
+        }
+    }
     if let Some(p) = inv.panic {
         resume_unwind(p);
     }
@@ -268,20 +275,10 @@ pub(crate) unsafe fn invoke(
             )
         }));
     }
-    let result = match inv.failure {
+    match inv.failure {
         Some(f) => Err(f),
         None => Ok(()),
-    };
-    // Release the kept references as C4SNetFree does, so that the last reference to a
-    // scalar the box released goes to the per-thread pool: a box that frees its input
-    // and creates its output still allocates nothing (issue 26).
-    for a in given {
-        if let Arg::Field(Some(v)) = a {
-            // SAFETY: a reference just handed out by `into_raw`, released once.
-            unsafe { Value::release_raw(v.into_raw()) };
-        }
     }
-    result
 }
 
 /// Records a failure in the innermost running invocation (the first one wins); outside
@@ -481,27 +478,10 @@ unsafe extern "C" fn c_emit(hnd: *mut c_void, variant: c_int, n: c_int, values: 
         // SAFETY: the shim passes one slot per label of the variant.
         unsafe { std::slice::from_raw_parts(values, kinds.len()) }
     };
-    let mut args = Args::with_capacity(kinds.len());
-    for (k, s) in kinds.iter().zip(values) {
-        match k {
-            SlotKind::Field => {
-                // SAFETY: the shim stored a pointer for a field label.
-                let p = unsafe { s.field };
-                if p.is_null() {
-                    args.push(Arg::Field(None));
-                } else {
-                    // SAFETY: invariant 1: C4SNetOut consumes one reference per field.
-                    args.push(Arg::Field(Some(unsafe { Value::from_raw(p) })));
-                }
-            }
-            SlotKind::Tag => {
-                // SAFETY: the shim stored an int for a tag label.
-                args.push(Arg::Tag(unsafe { s.tag }));
-            }
-        }
-    }
     if inv.failure.is_some() || inv.panic.is_some() {
         // The call already failed: ignore further emissions (releasing their fields).
+        // SAFETY: invariant 1: C4SNetOut consumes one reference per field slot.
+        unsafe { snet_core::boxes::release_slots(kinds, values) };
         return;
     }
     let out = &mut *inv.out;
@@ -509,7 +489,9 @@ unsafe extern "C" fn c_emit(hnd: *mut c_void, variant: c_int, n: c_int, values: 
     // move this call to another thread.
     CURRENT.with(|c| c.set(ptr::null_mut()));
     let result = catch_unwind(AssertUnwindSafe(|| {
-        out.emit_from(variant as usize, &mut args)
+        // SAFETY: invariant 1: C4SNetOut consumes one reference per field slot, which
+        // passes to the emitted record; the kinds are the variant's.
+        unsafe { out.emit_raw(variant as usize, kinds, values) }
     }));
     CURRENT.with(|c| c.set(hnd));
     match result {

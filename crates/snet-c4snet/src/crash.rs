@@ -15,7 +15,9 @@
 //! `const`-initialised raw pointer (see `abi`, invariant 4). The previous actions are
 //! written once, before the handler is installed, and only read afterwards.
 
-use snet_core::{Arg, CType, Value};
+use crate::abi::Slot;
+use crate::wrapgen::SlotKind;
+use snet_core::{CType, Value};
 use std::ffi::c_int;
 use std::fmt::{self, Write as _};
 use std::io;
@@ -228,20 +230,30 @@ fn write_element(w: &mut StackText, t: CType, e: &[u8]) {
 }
 
 /// Writes the record a box was given: `{A=(int)7, <t>=1}`.
-fn write_record(w: &mut StackText, labels: &[Box<str>], given: &[Arg]) {
+fn write_record(w: &mut StackText, labels: &[Box<str>], kinds: &[SlotKind], given: &[Slot]) {
     w.push(b"{");
-    for (i, (l, a)) in labels.iter().zip(given).enumerate() {
+    for (i, ((l, k), a)) in labels.iter().zip(kinds).zip(given).enumerate() {
         if i > 0 {
             w.push(b", ");
         }
         w.push(l.as_bytes());
         w.push(b"=");
-        match a {
-            Arg::Tag(t) => {
-                let _ = write!(w, "{t}");
+        match k {
+            SlotKind::Tag => {
+                // SAFETY: a tag slot holds a tag.
+                let _ = write!(w, "{}", unsafe { a.tag });
             }
-            Arg::Field(Some(v)) => write_value(w, v),
-            Arg::Field(None) => w.push(b"NULL"),
+            SlotKind::Field => {
+                // SAFETY: a field slot holds a reference the call keeps (see
+                // `abi::invoke`) or null.
+                let p = unsafe { a.field };
+                if p.is_null() {
+                    w.push(b"NULL");
+                } else {
+                    // SAFETY: the reference is alive for the whole call.
+                    unsafe { Value::with_raw(p, |v| write_value(w, v)) };
+                }
+            }
         }
     }
     w.push(b"}");
@@ -294,7 +306,7 @@ extern "C" fn on_fatal_signal(sig: c_int, _info: *mut libc::siginfo_t, _ctx: *mu
             ]);
         }
         let mut rec = StackText::new();
-        write_record(&mut rec, &cur.info.labels, cur.given);
+        write_record(&mut rec, &cur.info.labels, cur.kinds, cur.given);
         write_stderr(&[
             b"  record given: ",
             rec.bytes(),
@@ -346,7 +358,7 @@ fn box_called_exit(status: c_int) {
         .or_else(|| cur.info.node.get().map(|n| &n[..]))
         .unwrap_or(&[]);
     let mut rec = StackText::new();
-    write_record(&mut rec, &cur.info.labels, cur.given);
+    write_record(&mut rec, &cur.info.labels, cur.kinds, cur.given);
     write_stderr(&[
         b"snet: ",
         node,

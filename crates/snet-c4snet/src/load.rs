@@ -64,27 +64,58 @@ impl BoxFn for CBox {
                 args.len()
             )));
         }
-        for (i, (arg, kind)) in args.iter().zip(&self.inputs).enumerate() {
-            let ok = matches!(
-                (arg, kind),
-                (Arg::Field(_), SlotKind::Field) | (Arg::Tag(_), SlotKind::Tag)
-            );
-            if !ok {
-                return Err(BoxFailure(format!(
-                    "box `{}`: argument {} must be a {}",
-                    self.name,
-                    i + 1,
-                    if *kind == SlotKind::Field {
-                        "field"
-                    } else {
-                        "tag"
-                    }
-                )));
-            }
+        let mut slots = Vec::with_capacity(args.len());
+        for (i, (arg, kind)) in args.drain(..).zip(&self.inputs).enumerate() {
+            let slot = match (arg, kind) {
+                (Arg::Field(f), SlotKind::Field) => abi::Slot {
+                    field: f.map_or(std::ptr::null_mut(), snet_core::Value::into_raw),
+                },
+                (Arg::Tag(t), SlotKind::Tag) => abi::Slot { tag: t },
+                _ => {
+                    // SAFETY: the slots made so far hold what `inputs` says, each
+                    // field one reference made by `into_raw`.
+                    unsafe { snet_core::boxes::release_slots(&self.inputs[..i], &slots) };
+                    return Err(BoxFailure(format!(
+                        "box `{}`: argument {} must be a {}",
+                        self.name,
+                        i + 1,
+                        if *kind == SlotKind::Field {
+                            "field"
+                        } else {
+                            "tag"
+                        }
+                    )));
+                }
+            };
+            slots.push(slot);
+        }
+        // SAFETY: the slots hold what `inputs` says (checked just above), each field one
+        // reference that passes to the box.
+        unsafe { self.invoke_raw(&self.inputs, &slots, out) }
+    }
+
+    fn raw_inputs(&self) -> bool {
+        true
+    }
+
+    unsafe fn invoke_raw(
+        &self,
+        kinds: &[SlotKind],
+        args: &[abi::Slot],
+        out: &mut dyn Emitter,
+    ) -> Result<(), BoxFailure> {
+        if kinds != &self.inputs[..] {
+            // SAFETY: the caller's contract: the slots hold what `kinds` says.
+            unsafe { snet_core::boxes::release_slots(kinds, args) };
+            return Err(BoxFailure(format!(
+                "box `{}` takes the arguments {:?}, was given {kinds:?}",
+                self.name, self.inputs
+            )));
         }
         // SAFETY: `desc`/`call` come from the loaded library kept alive by `_lib`, whose
         // API table was installed at load time; `outputs` was checked against the
-        // descriptor's variants; argument kinds were checked just above.
+        // descriptor's variants; the slots are of the descriptor's input kinds (checked
+        // just above) and their references pass to the box (the caller's contract).
         unsafe {
             abi::invoke(
                 self.desc,
@@ -92,6 +123,7 @@ impl BoxFn for CBox {
                 &self.name,
                 &self.info,
                 &self.outputs,
+                &self.inputs,
                 args,
                 out,
             )

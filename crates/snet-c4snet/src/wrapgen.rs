@@ -10,26 +10,12 @@
 //! * one entry of the table `snet_c4snet_boxes`, which the loader reads.
 
 use crate::error::C4SNetError;
-use snet_core::{BoxSig, Label, LabelKind};
+use snet_core::{BoxSig, Label};
 use std::fmt::Write;
 
-/// The kind of one C argument: what `C4SNetOut` reads with `va_arg`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum SlotKind {
-    /// `c4snet_data_t *`
-    Field = 0,
-    /// `int` (tags and binding tags)
-    Tag = 1,
-}
-
-impl SlotKind {
-    pub(crate) fn of(label: Label) -> SlotKind {
-        match label.kind() {
-            LabelKind::Field => SlotKind::Field,
-            LabelKind::Tag | LabelKind::BTag => SlotKind::Tag,
-        }
-    }
-}
+/// The kind of one C argument: what `C4SNetOut` reads with `va_arg` (`Field = 0`,
+/// `Tag = 1`, the values of the C tables' kind arrays).
+pub(crate) use snet_core::RawKind as SlotKind;
 
 const C_KEYWORDS: &[&str] = &[
     "auto",

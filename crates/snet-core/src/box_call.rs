@@ -1,10 +1,13 @@
 //! Box invocation with flow inheritance (spec §7.3, §7.4).
 
-use crate::boxes::{Arg, Args, BoxFailure, BoxFn, BoxSig, Emitter};
+use crate::boxes::{
+    field_of_slot, release_slots, Arg, Args, BoxFailure, BoxFn, BoxSig, Emitter, RawKind, RawSlot,
+};
 use crate::det::{ctx_add, Ctx, Token};
 use crate::error::RunError;
 use crate::label::{Label, LabelKind};
 use crate::record::{DataMode, Rec, Record};
+use crate::value::Value;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// Builds emitted records and hands them to the engine as they are emitted.
@@ -21,12 +24,11 @@ struct BoxEmitter<'a, S> {
     emitted: usize,
 }
 
-impl<S: FnMut(Token) -> Result<(), RunError>> Emitter for BoxEmitter<'_, S> {
-    fn emit(&mut self, variant: usize, mut values: Args) -> Result<(), BoxFailure> {
-        self.emit_from(variant, &mut values)
-    }
-
-    fn emit_from(&mut self, variant: usize, values: &mut Args) -> Result<(), BoxFailure> {
+impl<S: FnMut(Token) -> Result<(), RunError>> BoxEmitter<'_, S> {
+    /// The labels of output `variant` (1-based), or the error for a variant the box
+    /// does not declare or a value count that does not fit it.
+    #[inline]
+    fn variant(&self, variant: usize, given: usize) -> Result<&[Label], BoxFailure> {
         if self.failed.is_some() {
             return Err(BoxFailure("the run is stopping".into()));
         }
@@ -37,16 +39,53 @@ impl<S: FnMut(Token) -> Result<(), RunError>> Emitter for BoxEmitter<'_, S> {
             );
             return Err(BoxFailure(msg));
         };
-        if values.len() < labels.len() {
+        if given < labels.len() {
             return Err(BoxFailure(format!(
-                "variant {variant} has {} labels but {} values were emitted",
+                "variant {variant} has {} labels but {given} values were emitted",
                 labels.len(),
-                values.len()
             )));
         }
+        Ok(labels)
+    }
+
+    /// An empty output record in its slot, with the input's data mode.
+    #[inline]
+    fn new_record(&self) -> Rec {
         // Built in its slot: the token carrying it moves as two pointers.
         let mut rec = Rec::empty();
         rec.mode = self.mode;
+        rec
+    }
+
+    /// Completes `rec` (the emitted labels written) with flow inheritance and sends it.
+    #[inline]
+    fn send(&mut self, mut rec: Rec) -> Result<(), BoxFailure> {
+        // A box that takes every label of its input leaves nothing to inherit.
+        if !self.rest.is_empty() {
+            rec.inherit_from(self.rest);
+        }
+        ctx_add(self.ctx, 1);
+        self.emitted += 1;
+        let tok = Token {
+            rec,
+            ctx: self.ctx.clone(),
+        };
+        if let Err(e) = (self.sink)(tok) {
+            self.failed = Some(e);
+            return Err(BoxFailure("the run is stopping".into()));
+        }
+        Ok(())
+    }
+}
+
+impl<S: FnMut(Token) -> Result<(), RunError>> Emitter for BoxEmitter<'_, S> {
+    fn emit(&mut self, variant: usize, mut values: Args) -> Result<(), BoxFailure> {
+        self.emit_from(variant, &mut values)
+    }
+
+    fn emit_from(&mut self, variant: usize, values: &mut Args) -> Result<(), BoxFailure> {
+        let labels = self.variant(variant, values.len())?;
+        let mut rec = self.new_record();
         // The labels of a variant are distinct (the front end checks it, spec §9 item
         // 12), so each is appended without a search.
         for (l, v) in labels.iter().zip(values.drain(..)) {
@@ -60,18 +99,49 @@ impl<S: FnMut(Token) -> Result<(), RunError>> Emitter for BoxEmitter<'_, S> {
                 }
             }
         }
-        rec.inherit_from(self.rest);
-        ctx_add(self.ctx, 1);
-        self.emitted += 1;
-        let tok = Token {
-            rec,
-            ctx: self.ctx.clone(),
+        self.send(rec)
+    }
+
+    /// The record path of a C box's `C4SNetOut` (issue 34): the slots go straight
+    /// into the record, no value list on the way.
+    unsafe fn emit_raw(
+        &mut self,
+        variant: usize,
+        kinds: &[RawKind],
+        slots: &[RawSlot],
+    ) -> Result<(), BoxFailure> {
+        let labels = match self.variant(variant, slots.len().min(kinds.len())) {
+            Ok(l) => l,
+            Err(e) => {
+                // SAFETY: the caller's contract; nothing was taken yet.
+                unsafe { release_slots(kinds, slots) };
+                return Err(e);
+            }
         };
-        if let Err(e) = (self.sink)(tok) {
-            self.failed = Some(e);
-            return Err(BoxFailure("the run is stopping".into()));
+        let mut rec = self.new_record();
+        for (i, (l, (k, s))) in labels.iter().zip(kinds.iter().zip(slots)).enumerate() {
+            if RawKind::of(*l) != *k {
+                // SAFETY: the caller's contract; slots before `i` were taken into `rec`.
+                unsafe { release_slots(&kinds[i..], &slots[i..]) };
+                return Err(BoxFailure(format!(
+                    "variant {variant}: label {l} got a value of the wrong kind ({k:?})"
+                )));
+            }
+            match k {
+                // SAFETY: the caller's contract: a field slot with one reference.
+                RawKind::Field => rec.push_field(*l, unsafe { field_of_slot(*s) }),
+                // SAFETY: the caller's contract: a tag slot.
+                RawKind::Tag => rec.push_tag(*l, unsafe { s.tag }),
+            }
         }
-        Ok(())
+        // Values beyond the variant's labels (the count check lets more through, as
+        // `emit_from` drops them).
+        let n = labels.len();
+        if kinds.len() > n {
+            // SAFETY: the caller's contract; these slots were not taken.
+            unsafe { release_slots(&kinds[n..], &slots[n..]) };
+        }
+        self.send(rec)
     }
 }
 
@@ -100,10 +170,70 @@ fn box_error(
     RunError::new(format!("box `{}` ({loc})", sig.name), Some(shown), msg)
 }
 
-/// Invokes box `f` on `tok` (or, for an initialiser, on nothing): removes the input
-/// labels, calls the box, and passes every emitted record (with flow inheritance and
-/// the input's causal context) to `sink` as it is emitted. Returns the number of
+/// What a firing of one box needs besides the record and the box, made once per box
+/// when a walker binds it (issue 34): the firing does not look anything up.
+#[derive(Debug)]
+pub struct FiringPlan {
+    /// The box's signature.
+    pub sig: BoxSig,
+    /// The implementation.
+    pub f: std::sync::Arc<dyn BoxFn>,
+    /// The input slot kinds in argument order, when the box takes its arguments as raw
+    /// slots ([`BoxFn::raw_inputs`]): the labels go from the record straight into them.
+    raw: Option<Box<[RawKind]>>,
+    /// Whether any input label is a pass-through one (`sig.passthrough` is searched
+    /// only then).
+    any_keep: bool,
+}
+
+impl std::fmt::Debug for dyn BoxFn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("<box function>")
+    }
+}
+
+impl FiringPlan {
+    /// The plan of box `sig` bound to `f`.
+    pub fn new(sig: &BoxSig, f: std::sync::Arc<dyn BoxFn>) -> FiringPlan {
+        let raw = match (&sig.input, f.raw_inputs()) {
+            (Some(labels), true) => Some(labels.iter().map(|l| RawKind::of(*l)).collect()),
+            _ => None,
+        };
+        FiringPlan {
+            sig: sig.clone(),
+            f,
+            raw,
+            any_keep: !sig.passthrough.is_empty(),
+        }
+    }
+
+    fn keeps(&self, l: &Label) -> bool {
+        self.any_keep && self.sig.passthrough.contains(l)
+    }
+}
+
+/// Slots kept on the stack for a raw call (more spill to the heap).
+const STACK_SLOTS: usize = 8;
+
+/// Invokes the planned box on `input` (or, for an initialiser, on nothing): removes the
+/// input labels, calls the box, and passes every emitted record (with flow inheritance
+/// and the input's causal context) to `sink` as it is emitted. Returns the number of
 /// records emitted. The caller releases the input's context unit afterwards.
+pub fn invoke_planned(
+    plan: &FiringPlan,
+    loc: &str,
+    input: Option<&mut Record>,
+    ctx: &Ctx,
+    sink: &mut impl FnMut(Token) -> Result<(), RunError>,
+) -> Result<usize, RunError> {
+    match (&plan.raw, input) {
+        (Some(kinds), Some(rest)) => invoke_raw(plan, loc, kinds, rest, ctx, sink),
+        (_, input) => invoke_with(plan, loc, &*plan.f, input, ctx, sink),
+    }
+}
+
+/// Invokes box `f` of signature `sig` (declared at `loc`) on `input`; see
+/// [`invoke_planned`] (this is it without a plan made beforehand).
 pub fn invoke(
     sig: &BoxSig,
     loc: &str,
@@ -112,6 +242,161 @@ pub fn invoke(
     ctx: &Ctx,
     sink: &mut impl FnMut(Token) -> Result<(), RunError>,
 ) -> Result<usize, RunError> {
+    struct Unbound;
+    impl BoxFn for Unbound {
+        fn invoke(&self, _: Args, _: &mut dyn Emitter) -> Result<(), BoxFailure> {
+            Err(BoxFailure("unbound".into()))
+        }
+    }
+    let plan = FiringPlan {
+        sig: sig.clone(),
+        f: std::sync::Arc::new(Unbound),
+        raw: None,
+        any_keep: !sig.passthrough.is_empty(),
+    };
+    invoke_with(&plan, loc, f, input, ctx, sink)
+}
+
+/// The error of a record that lacks input label `l` (only a program whose routing is
+/// wrong gets one past the type check), the labels taken before it put back.
+fn lacks_label(
+    plan: &FiringPlan,
+    loc: &str,
+    labels: &[Label],
+    l: Label,
+    rest: &Record,
+) -> RunError {
+    let mut msg = format!("record lacks input label {l}");
+    let others = rest.labels().filter(|m| !labels.contains(m));
+    if let Some(hint) = crate::label::suggest(l, others) {
+        msg.push_str(&format!("; {hint}"));
+    }
+    RunError::new(
+        format!("box `{}` ({loc})", plan.sig.name),
+        Some(format!("{rest:?}")),
+        msg,
+    )
+}
+
+/// Runs the call `call` with an emitter over `rest`, mapping a failure or panic to the
+/// run's error (`taken_tags` names the tags the box took, for it).
+fn call_box<S: FnMut(Token) -> Result<(), RunError>>(
+    plan: &FiringPlan,
+    loc: &str,
+    rest: &Record,
+    ctx: &Ctx,
+    sink: &mut S,
+    taken_tags: &dyn Fn() -> Vec<(Label, i32)>,
+    call: impl FnOnce(&mut dyn Emitter) -> Result<(), BoxFailure>,
+) -> Result<usize, RunError> {
+    let mut em = BoxEmitter {
+        sig: &plan.sig,
+        rest,
+        // An initialiser's records are textual (spec §7.3.3).
+        mode: match plan.sig.input {
+            Some(_) => rest.mode,
+            None => DataMode::Textual,
+        },
+        ctx,
+        sink,
+        failed: None,
+        emitted: 0,
+    };
+    let result = catch_unwind(AssertUnwindSafe(|| call(&mut em)));
+    if let Some(e) = em.failed.take() {
+        return Err(e);
+    }
+    let msg = match result {
+        Ok(Ok(())) => return Ok(em.emitted),
+        Ok(Err(e)) => format!("box failed: {e}"),
+        Err(panic) => format!("box panicked: {}", panic_message(&*panic)),
+    };
+    Err(box_error(&plan.sig, loc, rest, &taken_tags(), msg))
+}
+
+/// A firing of a box that takes raw slots: each input label goes from the record into
+/// its slot (a field's reference moves, a pass-through field's is copied).
+fn invoke_raw(
+    plan: &FiringPlan,
+    loc: &str,
+    kinds: &[RawKind],
+    rest: &mut Record,
+    ctx: &Ctx,
+    sink: &mut impl FnMut(Token) -> Result<(), RunError>,
+) -> Result<usize, RunError> {
+    let labels = plan.sig.input.as_deref().unwrap_or_default();
+    let mut stack = [RawSlot { tag: 0 }; STACK_SLOTS];
+    let mut heap = Vec::new();
+    let slots: &mut [RawSlot] = if kinds.len() <= STACK_SLOTS {
+        &mut stack[..kinds.len()]
+    } else {
+        heap.resize(kinds.len(), RawSlot { tag: 0 });
+        &mut heap
+    };
+    for (i, (l, k)) in labels.iter().zip(kinds).enumerate() {
+        let keep = plan.keeps(l);
+        let slot = match k {
+            RawKind::Field => {
+                let f = if keep {
+                    rest.field(*l).cloned()
+                } else {
+                    rest.take_field(*l)
+                };
+                f.map(|f| RawSlot {
+                    field: f.map_or(std::ptr::null_mut(), Value::into_raw),
+                })
+            }
+            RawKind::Tag => if keep {
+                rest.tag(*l)
+            } else {
+                rest.take_tag(*l)
+            }
+            .map(|t| RawSlot { tag: t }),
+        };
+        match slot {
+            Some(s) => slots[i] = s,
+            None => {
+                for ((l, k), s) in labels.iter().zip(kinds).zip(&slots[..i]) {
+                    // SAFETY: slots before `i` were filled above, each with what its
+                    // kind says; each is taken back once.
+                    let a = unsafe { crate::boxes::arg_of_slot(*k, *s) };
+                    match a {
+                        _ if plan.keeps(l) => {}
+                        Arg::Field(f) => rest.push_field(*l, f),
+                        Arg::Tag(t) => rest.push_tag(*l, t),
+                    }
+                }
+                return Err(lacks_label(plan, loc, labels, *l, rest));
+            }
+        }
+    }
+    let slots = &*slots;
+    let taken = || {
+        labels
+            .iter()
+            .zip(kinds.iter().zip(slots))
+            .filter(|(_, (k, _))| **k == RawKind::Tag)
+            // SAFETY: a tag slot holds a tag (filled above, not changed by the call).
+            .map(|(l, (_, s))| (*l, unsafe { s.tag }))
+            .collect()
+    };
+    call_box(plan, loc, rest, ctx, sink, &taken, |em| {
+        // SAFETY: one slot per input label of the kinds given, each field slot one
+        // reference made by `into_raw` (or null) that passes to the box.
+        unsafe { plan.f.invoke_raw(kinds, slots, em) }
+    })
+}
+
+/// A firing through a value list (Rust boxes, initialisers, boxes without a plan).
+fn invoke_with(
+    plan: &FiringPlan,
+    loc: &str,
+    f: &dyn BoxFn,
+    input: Option<&mut Record>,
+    ctx: &Ctx,
+    sink: &mut impl FnMut(Token) -> Result<(), RunError>,
+) -> Result<usize, RunError> {
+    let sig = &plan.sig;
     // The input record becomes what the box does not take, in place, in its slot (a
     // record is about a hundred bytes: moving it cost a copy, often with a
     // store-forwarding stall).
@@ -127,88 +412,43 @@ pub fn invoke(
     // Tag values the box takes, for an error message (copies of integers, no cost worth
     // the name; fields are named without their values, see `box_error`).
     let mut taken_tags: smallvec::SmallVec<[(Label, i32); 4]> = smallvec::SmallVec::new();
-    let mode = match &sig.input {
-        Some(labels) => {
-            for (i, l) in labels.iter().enumerate() {
-                // A pass-through label is received but not consumed (§7.3.6).
-                let keep = sig.passthrough.contains(l);
-                let a = match l.kind() {
-                    LabelKind::Field if keep => rest.field(*l).cloned().map(Arg::Field),
-                    LabelKind::Field => rest.take_field(*l).map(Arg::Field),
-                    _ if keep => rest.tag(*l).map(Arg::Tag),
-                    _ => rest.take_tag(*l).map(Arg::Tag),
-                };
-                match a {
-                    Some(a) => {
-                        if let Arg::Tag(t) = a {
-                            taken_tags.push((*l, t));
-                        }
-                        args.push(a);
+    if let Some(labels) = &sig.input {
+        for (i, l) in labels.iter().enumerate() {
+            // A pass-through label is received but not consumed (§7.3.6).
+            let keep = plan.keeps(l);
+            let a = match l.kind() {
+                LabelKind::Field if keep => rest.field(*l).cloned().map(Arg::Field),
+                LabelKind::Field => rest.take_field(*l).map(Arg::Field),
+                _ if keep => rest.tag(*l).map(Arg::Tag),
+                _ => rest.take_tag(*l).map(Arg::Tag),
+            };
+            match a {
+                Some(a) => {
+                    if let Arg::Tag(t) = a {
+                        taken_tags.push((*l, t));
                     }
-                    None => {
-                        // A record the type check let through without a label (only
-                        // a program whose routing is wrong): the labels taken so far
-                        // go back, for the message.
-                        for (l, a) in labels[..i].iter().zip(args.drain(..)) {
-                            if sig.passthrough.contains(l) {
-                                continue;
-                            }
-                            match a {
-                                Arg::Field(f) => rest.push_field(*l, f),
-                                Arg::Tag(t) => rest.push_tag(*l, t),
-                            }
+                    args.push(a);
+                }
+                None => {
+                    // The labels taken so far go back, for the message.
+                    for (l, a) in labels[..i].iter().zip(args.drain(..)) {
+                        if plan.keeps(l) {
+                            continue;
                         }
-                        let mut msg = format!("record lacks input label {l}");
-                        let others = rest.labels().filter(|m| !labels.contains(m));
-                        if let Some(hint) = crate::label::suggest(*l, others) {
-                            msg.push_str(&format!("; {hint}"));
+                        match a {
+                            Arg::Field(f) => rest.push_field(*l, f),
+                            Arg::Tag(t) => rest.push_tag(*l, t),
                         }
-                        return Err(RunError::new(
-                            format!("box `{}` ({loc})", sig.name),
-                            Some(format!("{rest:?}")),
-                            msg,
-                        ));
                     }
+                    return Err(lacks_label(plan, loc, labels, *l, rest));
                 }
             }
-            // Binding tags are never inherited (`inherit_from` skips them).
-            rest.mode
-        }
-        None => DataMode::Textual,
-    };
-    let mut em = BoxEmitter {
-        sig,
-        rest,
-        mode,
-        ctx,
-        sink,
-        failed: None,
-        emitted: 0,
-    };
-    let result = catch_unwind(AssertUnwindSafe(|| f.invoke_from(&mut args, &mut em)));
-    if let Some(e) = em.failed.take() {
-        return Err(e);
-    }
-    match result {
-        Ok(Ok(())) => Ok(em.emitted),
-        Ok(Err(e)) => Err(box_error(
-            sig,
-            loc,
-            rest,
-            &taken_tags,
-            format!("box failed: {e}"),
-        )),
-        Err(panic) => {
-            let msg = panic_message(&*panic);
-            Err(box_error(
-                sig,
-                loc,
-                rest,
-                &taken_tags,
-                format!("box panicked: {msg}"),
-            ))
         }
     }
+    let taken = || taken_tags.to_vec();
+    call_box(plan, loc, rest, ctx, sink, &taken, |em| {
+        f.invoke_from(&mut args, em)
+    })
 }
 
 /// The message of a panic payload (`&str` or `String`; "unknown panic" otherwise).

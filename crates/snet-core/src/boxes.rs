@@ -3,7 +3,9 @@
 
 use crate::label::Label;
 use crate::record::Field;
+use crate::value::Value;
 use std::collections::HashMap;
+use std::ffi::{c_int, c_void};
 use std::fmt;
 use std::sync::Arc;
 
@@ -49,6 +51,91 @@ impl std::error::Error for BoxFailure {}
 /// live inline (no allocation per invocation for typical boxes).
 pub type Args = smallvec::SmallVec<[Arg; 4]>;
 
+/// One argument or emitted value as a foreign box interface passes it (the C4SNet
+/// ABI's slot, issue 34): a field as one reference made by [`Value::into_raw`] (null
+/// for a NULL field), or a tag value. Which of the two a slot holds is said by the
+/// [`RawKind`] beside it; slots let a firing go from a record to a C call and back
+/// without building a value list on the way.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub union RawSlot {
+    /// A field: `Value::into_raw`, or null.
+    pub field: *mut c_void,
+    /// A tag or binding tag.
+    pub tag: c_int,
+}
+
+impl fmt::Debug for RawSlot {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Which member is live is not known here (a tag leaves half the bytes unset).
+        f.write_str("RawSlot(..)")
+    }
+}
+
+/// What a [`RawSlot`] holds.
+#[repr(u8)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RawKind {
+    /// A field reference (`c4snet_data_t *`).
+    Field = 0,
+    /// A tag or binding tag (`int`).
+    Tag = 1,
+}
+
+impl RawKind {
+    /// The kind of slot label `l` travels in.
+    #[inline]
+    pub fn of(l: Label) -> RawKind {
+        match l.kind() {
+            crate::label::LabelKind::Field => RawKind::Field,
+            _ => RawKind::Tag,
+        }
+    }
+}
+
+/// The value of slot `s` of kind `k` as an [`Arg`], taking its reference.
+///
+/// # Safety
+/// `s` must hold what `k` says; a field slot's reference is taken (it must be one
+/// made by [`Value::into_raw`] and not taken back yet, or null).
+#[inline]
+pub unsafe fn arg_of_slot(k: RawKind, s: RawSlot) -> Arg {
+    match k {
+        // SAFETY: the caller's contract.
+        RawKind::Field => Arg::Field(unsafe { field_of_slot(s) }),
+        // SAFETY: the caller's contract.
+        RawKind::Tag => Arg::Tag(unsafe { s.tag }),
+    }
+}
+
+/// The field of field slot `s`, taking its reference.
+///
+/// # Safety
+/// As for [`arg_of_slot`] with [`RawKind::Field`].
+#[inline]
+pub unsafe fn field_of_slot(s: RawSlot) -> Field {
+    // SAFETY: the caller's contract: a field slot.
+    let p = unsafe { s.field };
+    if p.is_null() {
+        None
+    } else {
+        // SAFETY: the caller's contract: one reference made by `into_raw`.
+        Some(unsafe { Value::from_raw(p) })
+    }
+}
+
+/// Releases the references of the field slots among `slots` (an emission refused
+/// before its values were taken).
+///
+/// # Safety
+/// As for [`arg_of_slot`], for every slot.
+pub unsafe fn release_slots(kinds: &[RawKind], slots: &[RawSlot]) {
+    for (k, s) in kinds.iter().zip(slots) {
+        // SAFETY: the caller's contract; the value is dropped at once.
+        drop(unsafe { arg_of_slot(*k, *s) });
+    }
+}
+
 /// Receives the records a box emits during one invocation.
 pub trait Emitter {
     /// Emits a record of output variant `variant` (1-based, spec §12.4) with one value
@@ -61,6 +148,30 @@ pub trait Emitter {
     /// (implementations on the record path override it; the default forwards).
     fn emit_from(&mut self, variant: usize, values: &mut Args) -> Result<(), BoxFailure> {
         self.emit(variant, std::mem::take(values))
+    }
+
+    /// [`Emitter::emit`] with the values as raw slots of the given kinds (one each):
+    /// what a foreign interface (`C4SNetOut`) hands over. The record path builds the
+    /// record straight from the slots (issue 34); the default makes a value list.
+    /// Every field reference is taken, whatever the result.
+    ///
+    /// # Safety
+    /// `kinds` and `slots` have the same length, each slot holds what its kind says,
+    /// and each field slot is one reference made by [`Value::into_raw`] (or null) that
+    /// is not used again by the caller.
+    unsafe fn emit_raw(
+        &mut self,
+        variant: usize,
+        kinds: &[RawKind],
+        slots: &[RawSlot],
+    ) -> Result<(), BoxFailure> {
+        let mut values: Args = kinds
+            .iter()
+            .zip(slots)
+            // SAFETY: the caller's contract, each slot taken once.
+            .map(|(k, s)| unsafe { arg_of_slot(*k, *s) })
+            .collect();
+        self.emit_from(variant, &mut values)
     }
 }
 
@@ -77,6 +188,36 @@ pub trait BoxFn: Send + Sync {
     /// way (implementations on the record path override it; the default forwards).
     fn invoke_from(&self, args: &mut Args, out: &mut dyn Emitter) -> Result<(), BoxFailure> {
         self.invoke(std::mem::take(args), out)
+    }
+
+    /// Whether the runtime should call [`BoxFn::invoke_raw`] rather than
+    /// [`BoxFn::invoke_from`]: a box of a foreign interface that takes its arguments
+    /// as raw slots (C4SNet), so that a firing builds no value list (issue 34). Asked
+    /// once, when the box is bound.
+    fn raw_inputs(&self) -> bool {
+        false
+    }
+
+    /// Runs the box once on raw argument slots, one per input label in order, of the
+    /// kinds given. The default makes a value list and calls [`BoxFn::invoke_from`].
+    ///
+    /// # Safety
+    /// `kinds` and `args` have the same length and each slot holds what its kind says;
+    /// each field slot is one reference made by [`Value::into_raw`] (or null), which
+    /// passes to the box (the caller does not use it again).
+    unsafe fn invoke_raw(
+        &self,
+        kinds: &[RawKind],
+        args: &[RawSlot],
+        out: &mut dyn Emitter,
+    ) -> Result<(), BoxFailure> {
+        let mut values: Args = kinds
+            .iter()
+            .zip(args)
+            // SAFETY: the caller's contract, each slot taken once.
+            .map(|(k, s)| unsafe { arg_of_slot(*k, *s) })
+            .collect();
+        self.invoke_from(&mut values, out)
     }
 }
 

@@ -30,7 +30,7 @@ pub mod tagexpr;
 pub mod value;
 pub mod walk;
 
-pub use boxes::{Arg, Args, BoxFailure, BoxFn, BoxSig, BoxTable, Emitter};
+pub use boxes::{Arg, Args, BoxFailure, BoxFn, BoxSig, BoxTable, Emitter, RawKind, RawSlot};
 pub use engine::{Engine, Incoming, RecordSink, RecordSource, RunOptions, RunStats};
 pub use error::RunError;
 pub use inst::{PathStep, Place};

@@ -111,8 +111,8 @@ pub struct Walker<'a> {
     pub net: &'a Net,
     /// Box implementations.
     pub boxes: &'a BoxTable,
-    /// Box implementations by box index (resolved once, no lookup per call).
-    fns: Vec<Arc<dyn crate::boxes::BoxFn>>,
+    /// Firing plans by box index (made once, no lookup per call).
+    plans: Vec<box_call::FiringPlan>,
     /// Instance creation counter.
     pub insts: InstCounter,
     /// Run counters.
@@ -277,10 +277,10 @@ impl std::fmt::Debug for Walker<'_> {
 impl<'a> Walker<'a> {
     /// A walker for `net` with `boxes`. Fails if a box of the net is not bound.
     pub fn new(net: &'a Net, boxes: &'a BoxTable) -> Result<Walker<'a>, RunError> {
-        let mut fns = Vec::with_capacity(net.boxes.len());
+        let mut plans = Vec::with_capacity(net.boxes.len());
         for b in &net.boxes {
             match boxes.get(&b.name) {
-                Some(f) => fns.push(f.clone()),
+                Some(f) => plans.push(box_call::FiringPlan::new(b, f.clone())),
                 None => {
                     return Err(RunError::new(
                         format!("box `{}`", b.name),
@@ -293,7 +293,7 @@ impl<'a> Walker<'a> {
         Ok(Walker {
             net,
             boxes,
-            fns,
+            plans,
             insts: InstCounter::default(),
             counters: Counters::default(),
             dist: None,
@@ -884,15 +884,14 @@ impl<'a> Walker<'a> {
                 "run_box on a non-box instance",
             ));
         };
-        let sig = &self.net.boxes[bi];
         let node = self.net.node(leaf.node);
-        let f = &self.fns[bi];
         let had_input = input.is_some();
         // The records a failing call emitted are not counted: the run stops with the
         // call's error and reports no figures.
-        let emitted = box_call::invoke(sig, &node.loc, &**f, input, &ctx, &mut |tok| {
-            emit(tok, &mut *sink)
-        })?;
+        let emitted =
+            box_call::invoke_planned(&self.plans[bi], &node.loc, input, &ctx, &mut |tok| {
+                emit(tok, &mut *sink)
+            })?;
         self.counters.fired(had_input, emitted);
         if ctx.is_none() {
             // Outside every deterministic combinator: no frame to complete (and no

@@ -15,7 +15,7 @@
 //! in a distributed run each box row also has `"nodes": [{"node", "calls", "busy_s",
 //! "records_out"}]`, the nodes it ran on.
 
-use snet_core::{Args, BoxFailure, BoxFn, BoxTable, Emitter};
+use snet_core::{Args, BoxFailure, BoxFn, BoxTable, Emitter, RawKind, RawSlot};
 use snet_lang::{BoxHeat, DotHeat};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -52,6 +52,40 @@ impl Emitter for CountingEmitter<'_> {
         self.emitted += 1;
         self.inner.emit_from(variant, values)
     }
+
+    unsafe fn emit_raw(
+        &mut self,
+        variant: usize,
+        kinds: &[RawKind],
+        slots: &[RawSlot],
+    ) -> Result<(), BoxFailure> {
+        self.emitted += 1;
+        // SAFETY: the caller's contract, passed on as it is.
+        unsafe { self.inner.emit_raw(variant, kinds, slots) }
+    }
+}
+
+impl Timed {
+    /// Runs `call` with a counting emitter over `out`, timing it.
+    fn timed(
+        &self,
+        out: &mut dyn Emitter,
+        call: impl FnOnce(&mut dyn Emitter) -> Result<(), BoxFailure>,
+    ) -> Result<(), BoxFailure> {
+        let mut em = CountingEmitter {
+            inner: out,
+            emitted: 0,
+        };
+        let start = Instant::now();
+        let r = call(&mut em);
+        let ns = start.elapsed().as_nanos() as u64;
+        for c in std::iter::once(&self.counters).chain(&self.node) {
+            c.calls.fetch_add(1, Ordering::Relaxed);
+            c.busy_ns.fetch_add(ns, Ordering::Relaxed);
+            c.records_out.fetch_add(em.emitted, Ordering::Relaxed);
+        }
+        r
+    }
 }
 
 impl BoxFn for Timed {
@@ -60,19 +94,21 @@ impl BoxFn for Timed {
     }
 
     fn invoke_from(&self, args: &mut Args, out: &mut dyn Emitter) -> Result<(), BoxFailure> {
-        let mut em = CountingEmitter {
-            inner: out,
-            emitted: 0,
-        };
-        let start = Instant::now();
-        let r = self.inner.invoke_from(args, &mut em);
-        let ns = start.elapsed().as_nanos() as u64;
-        for c in std::iter::once(&self.counters).chain(&self.node) {
-            c.calls.fetch_add(1, Ordering::Relaxed);
-            c.busy_ns.fetch_add(ns, Ordering::Relaxed);
-            c.records_out.fetch_add(em.emitted, Ordering::Relaxed);
-        }
-        r
+        self.timed(out, |em| self.inner.invoke_from(args, em))
+    }
+
+    fn raw_inputs(&self) -> bool {
+        self.inner.raw_inputs()
+    }
+
+    unsafe fn invoke_raw(
+        &self,
+        kinds: &[RawKind],
+        args: &[RawSlot],
+        out: &mut dyn Emitter,
+    ) -> Result<(), BoxFailure> {
+        // SAFETY: the caller's contract, passed on as it is.
+        self.timed(out, |em| unsafe { self.inner.invoke_raw(kinds, args, em) })
     }
 }
 
