@@ -45,6 +45,14 @@ impl PartialEq for Value {
 }
 
 impl Record {
+    /// The empty record, as a constant.
+    pub const EMPTY: Record = Record {
+        fields: SmallVec::new_const(),
+        tags: SmallVec::new_const(),
+        btags: SmallVec::new_const(),
+        mode: DataMode::Textual,
+    };
+
     /// An empty record.
     pub fn new() -> Record {
         Record::default()
@@ -136,6 +144,10 @@ impl Record {
     /// Removes and returns field `l`.
     pub fn take_field(&mut self, l: Label) -> Option<Field> {
         let i = self.fields.iter().position(|(k, _)| *k == l)?;
+        // The last label (every label of a one-field record) comes off without a shift.
+        if i + 1 == self.fields.len() {
+            return self.fields.pop().map(|(_, v)| v);
+        }
         Some(self.fields.remove(i).1)
     }
 
@@ -147,6 +159,9 @@ impl Record {
             LabelKind::Field => return None,
         };
         let i = list.iter().position(|(k, _)| *k == l)?;
+        if i + 1 == list.len() {
+            return list.pop().map(|(_, v)| v);
+        }
         Some(list.remove(i).1)
     }
 

@@ -135,13 +135,12 @@ impl<'w> Seq<'w, '_, '_> {
     }
 
     /// Runs one queued box or initialiser step.
-    fn run_job(&mut self, mut job: Step<'w>) -> Result<(), RunError> {
+    fn run_job(&mut self, job: Step<'w>) -> Result<(), RunError> {
         let w = self.w;
-        // Used where it lies (from when jobs carried whole records; now a job is 32
-        // bytes and this only saves moving it).
-        let (leaf, input, ctx) = match &mut job {
-            Step::Box(leaf, tok) => (*leaf, Some(&mut *tok.rec), tok.ctx.take()),
-            Step::Init(c) => (w.box_ref(&c.leaf), None, c.ctx.take()),
+        // The record's slot goes to the call (its first output may take it over).
+        let (leaf, input, ctx) = match job {
+            Step::Box(leaf, tok) => (leaf, Some(tok.rec), tok.ctx),
+            Step::Init(mut c) => (w.box_ref(&c.leaf), None, c.ctx.take()),
             Step::Output(_) | Step::Flush => unreachable!("never queued"),
         };
         self.busy.push(leaf.addr());

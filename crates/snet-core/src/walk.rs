@@ -793,7 +793,7 @@ impl<'a> Walker<'a> {
     pub fn run_box<'w>(
         &'w self,
         leaf: BoxRef<'w>,
-        input: Option<&mut Record>,
+        input: Option<Rec>,
         ctx: crate::det::Ctx,
         sink: &mut dyn FnMut(Step<'w>),
     ) -> Result<(), RunError> {
@@ -855,7 +855,7 @@ impl<'a> Walker<'a> {
     pub fn run_box_collect<'w>(
         &'w self,
         leaf: &Inst,
-        input: Option<&mut Record>,
+        input: Option<Rec>,
         ctx: crate::det::Ctx,
         out: &mut Vec<Token>,
         sink: &mut dyn FnMut(Step<'w>),
@@ -870,7 +870,7 @@ impl<'a> Walker<'a> {
     fn invoke_box<'w>(
         &'w self,
         leaf: &Inst,
-        input: Option<&mut Record>,
+        input: Option<Rec>,
         ctx: crate::det::Ctx,
         // What to do with each emitted record (walk it on, or keep it); walks go to
         // `sink`.

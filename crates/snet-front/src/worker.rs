@@ -413,18 +413,17 @@ impl<'s, 'a> Worker<'s, 'a> {
             }
             self.depth = s.depth;
             let start = self.tracer.as_ref().map(Tracer::now);
-            let mut job = match self.next_job.take() {
+            let job = match self.next_job.take() {
                 Some(j) => j,
                 None => match self.held_tok.take() {
                     Some(tok) => Job::Data(tok),
                     None => unreachable!("run_unit without a job"),
                 },
             };
-            // Used where it lies (from when jobs carried whole records; it only saves
-            // a move now).
-            let (input, ctx) = match &mut job {
-                Job::Data(tok) => (Some(&mut *tok.rec), tok.ctx.take()),
-                Job::Init(ctx) => (None, ctx.take()),
+            // The record's slot goes to the call (its first output may take it over).
+            let (input, ctx) = match job {
+                Job::Data(tok) => (Some(tok.rec), tok.ctx),
+                Job::Init(ctx) => (None, ctx),
             };
             self.new_call();
             let cur = leaf.addr();
@@ -489,11 +488,10 @@ impl<'s, 'a> Worker<'s, 'a> {
         }
         self.depth = s.depth;
         let start = self.tracer.as_ref().map(Tracer::now);
-        let mut job = job;
-        // Used where it lies, as in `run_unit`.
-        let (input, ctx) = match &mut job {
-            Job::Data(tok) => (Some(&mut *tok.rec), tok.ctx.take()),
-            Job::Init(ctx) => (None, ctx.take()),
+        // As in `run_unit`.
+        let (input, ctx) = match job {
+            Job::Data(tok) => (Some(tok.rec), tok.ctx),
+            Job::Init(ctx) => (None, ctx),
         };
         let mut outs = Vec::new();
         let r =

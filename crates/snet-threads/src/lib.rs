@@ -333,7 +333,7 @@ fn box_thread(env: Env<'_, '_, '_>, leaf: Arc<Inst>, inbox: Arc<Inbox>, fb: usiz
             let r = catch_unwind(AssertUnwindSafe(|| {
                 shared.walker.run_box(
                     shared.walker.box_ref(&leaf),
-                    job.rec.as_deref_mut(),
+                    job.rec.take(),
                     job.ctx,
                     &mut sink,
                 )

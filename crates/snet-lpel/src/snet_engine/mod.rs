@@ -637,7 +637,7 @@ impl BoxTask {
         let r = catch_unwind(AssertUnwindSafe(|| {
             run.walker.run_box(
                 run.walker.box_ref(&self.leaf),
-                job.rec.as_deref_mut(),
+                job.rec.take(),
                 job.ctx,
                 &mut sink,
             )
