@@ -1,7 +1,7 @@
 //! Filters (spec §7.5): pure functions from one record to zero or more records.
 
 use crate::label::LabelKind;
-use crate::net::{Filter, OutItem};
+use crate::net::{Action, Filter, OutItem};
 use crate::record::Record;
 use crate::tagexpr::EvalError;
 
@@ -50,17 +50,85 @@ pub fn apply(
     Ok(())
 }
 
-fn build(filter: &Filter, x: &Record, out: &mut Vec<Record>) -> Result<(), FilterError> {
+/// Applies `filter` to `x` where it lies (issue 34): an action with one output record
+/// turns `x` into it in place (its slot, its inherited labels and their storage kept);
+/// other actions push their outputs onto `out` in written order and leave `x` empty.
+/// Returns the number of outputs. On error `x` is unchanged and nothing is pushed.
+pub fn apply_in_place(
+    filter: &Filter,
+    x: &mut Record,
+    out: &mut Vec<Record>,
+) -> Result<usize, FilterError> {
+    let action = choose(filter, x)?;
+    let [items] = action.as_slice() else {
+        let start = out.len();
+        if let Err(e) = build_action(filter, action, x, out) {
+            out.truncate(start);
+            return Err(e);
+        }
+        inherit(filter, std::mem::take(x), &mut out[start..]);
+        return Ok(out.len() - start);
+    };
+    // The explicit labels, read from the input before it changes.
+    let mut fields: smallvec::SmallVec<[(crate::Label, crate::Field); 2]> =
+        smallvec::SmallVec::new();
+    let mut tags: smallvec::SmallVec<[(crate::Label, i32); 4]> = smallvec::SmallVec::new();
+    for item in items {
+        match item {
+            OutItem::Field { to, from } => {
+                let v = x.field(*from).cloned().ok_or(FilterError::NoMatch(*from))?;
+                fields.push((*to, v));
+            }
+            OutItem::Tag { to, value } => tags.push((*to, tag_value(filter, x, *to, value)?)),
+        }
+    }
+    // Inherited: what is neither in the pattern nor a binding tag (spec §7.2).
+    x.rebuild(fields, tags, |l| {
+        l.kind() != LabelKind::BTag && !filter.pattern.contains(&l)
+    });
+    Ok(1)
+}
+
+/// The value of output tag `to` written as `value`.
+#[inline]
+fn tag_value(
+    filter: &Filter,
+    x: &Record,
+    to: crate::Label,
+    value: &Option<crate::TagExpr>,
+) -> Result<i32, FilterError> {
+    Ok(match value {
+        Some(e) => e.eval_int(x)?,
+        None if filter.pattern.contains(&to) => x.tag(to).unwrap_or(0),
+        None => 0,
+    })
+}
+
+/// The action for `x`: the first guard that holds, else the default. Fails if `x`
+/// lacks a pattern label.
+fn choose<'f>(filter: &'f Filter, x: &Record) -> Result<&'f Action, FilterError> {
     if let Some(l) = filter.pattern.iter().find(|l| !x.has(**l)) {
         return Err(FilterError::NoMatch(*l));
     }
-    let mut action = &filter.default;
     for (g, a) in &filter.guards {
         if g.eval_bool(x)? {
-            action = a;
-            break;
+            return Ok(a);
         }
     }
+    Ok(&filter.default)
+}
+
+fn build(filter: &Filter, x: &Record, out: &mut Vec<Record>) -> Result<(), FilterError> {
+    let action = choose(filter, x)?;
+    build_action(filter, action, x, out)
+}
+
+fn build_action(
+    filter: &Filter,
+    action: &Action,
+    x: &Record,
+    out: &mut Vec<Record>,
+) -> Result<(), FilterError> {
     // Build every output from the input record (expressions read the input).
     for items in action {
         let mut o = Record::new();
@@ -71,14 +139,7 @@ fn build(filter: &Filter, x: &Record, out: &mut Vec<Record>) -> Result<(), Filte
                     let v = x.field(*from).cloned().ok_or(FilterError::NoMatch(*from))?;
                     o.set_field(*to, v);
                 }
-                OutItem::Tag { to, value } => {
-                    let v = match value {
-                        Some(e) => e.eval_int(x)?,
-                        None if filter.pattern.contains(to) => x.tag(*to).unwrap_or(0),
-                        None => 0,
-                    };
-                    o.set_tag(*to, v);
-                }
+                OutItem::Tag { to, value } => o.set_tag(*to, tag_value(filter, x, *to, value)?),
             }
         }
         out.push(o);

@@ -256,6 +256,41 @@ impl Record {
         }
     }
 
+    /// Makes the record `fields` and `tags` (tags and binding tags, by their labels'
+    /// kinds; written in this order, a later value of a label replacing an earlier one)
+    /// followed by those of its own labels that `inherit` keeps and that are not among
+    /// them: a filter's output built where its input lies (spec §7.2, §11.3 order).
+    pub fn rebuild<const F: usize, const T: usize>(
+        &mut self,
+        fields: SmallVec<[(Label, Field); F]>,
+        tags: SmallVec<[(Label, i32); T]>,
+        inherit: impl Fn(Label) -> bool,
+    ) where
+        [(Label, Field); F]: smallvec::Array<Item = (Label, Field)>,
+        [(Label, i32); T]: smallvec::Array<Item = (Label, i32)>,
+    {
+        let old_fields = std::mem::take(&mut self.fields);
+        let old_tags = std::mem::take(&mut self.tags);
+        self.btags.clear();
+        for (l, v) in fields {
+            self.set_field(l, v);
+        }
+        for (l, v) in tags {
+            self.set_tag(l, v);
+        }
+        let (nf, nt) = (self.fields.len(), self.tags.len());
+        for (l, v) in old_fields {
+            if inherit(l) && !self.fields[..nf].iter().any(|(k, _)| *k == l) {
+                self.fields.push((l, v));
+            }
+        }
+        for (l, v) in old_tags {
+            if inherit(l) && !self.tags[..nt].iter().any(|(k, _)| *k == l) {
+                self.tags.push((l, v));
+            }
+        }
+    }
+
     /// Empties the record for reuse as a recycled slot: removes every label and resets
     /// the mode, keeping the lists' storage, except that a list grown beyond
     /// [`REUSE_CAP`] labels gives its storage back (pools of slots never hold on to the

@@ -1319,20 +1319,19 @@ impl<'a> Walker<'a> {
                         // The stack's buffer: no allocation per filter application.
                         let mut outs = std::mem::take(&mut stack.outs);
                         outs.clear();
-                        // The input leaves its slot, which the output takes if there
-                        // is one.
-                        let input = std::mem::take(&mut *tok.rec);
-                        filter::apply(f, input, &mut outs).map_err(|b| {
-                            let mut msg = b.0.to_string();
-                            if let filter::FilterError::NoMatch(l) = b.0 {
-                                let others = b.1.labels().filter(|m| !f.pattern.contains(m));
-                                if let Some(hint) = crate::label::suggest(l, others) {
-                                    msg.push_str(&format!("; {hint}"));
+                        // One output is made where the input lies, in its slot.
+                        let n =
+                            filter::apply_in_place(f, &mut tok.rec, &mut outs).map_err(|e| {
+                                let mut msg = e.to_string();
+                                if let filter::FilterError::NoMatch(l) = e {
+                                    let others =
+                                        tok.rec.labels().filter(|m| !f.pattern.contains(m));
+                                    if let Some(hint) = crate::label::suggest(l, others) {
+                                        msg.push_str(&format!("; {hint}"));
+                                    }
                                 }
-                            }
-                            self.err(&inst, &b.1, msg)
-                        })?;
-                        let n = outs.len();
+                                self.err(&inst, &tok.rec, msg)
+                            })?;
                         self.counters.filtered(n);
                         if tok.ctx.is_some() {
                             ctx_add(&tok.ctx, n);
@@ -1344,7 +1343,6 @@ impl<'a> Walker<'a> {
                         // only non-empty when it consumed the record without output.)
                         if n == 1 {
                             // The common case: one record on, in place.
-                            *tok.rec = outs.pop().expect("one output");
                             stack.outs = outs;
                             pos = Pos::Leave(inst);
                             continue;
