@@ -623,4 +623,157 @@ mod tests {
         assert_eq!(o.tag(Label::tag("keep")), Some(9));
         assert_eq!(o.len(), 3);
     }
+
+    /// A box of a "foreign" interface: takes raw slots and emits them back as raw
+    /// slots, `copies` times, the first field in `variant` (issue 34's record path).
+    struct RawEcho {
+        variant: usize,
+        copies: usize,
+        /// Emit a tag where the variant wants a field.
+        wrong_kind: bool,
+    }
+
+    impl BoxFn for RawEcho {
+        fn invoke(&self, _: Args, _: &mut dyn Emitter) -> Result<(), BoxFailure> {
+            Err(BoxFailure("only raw calls".into()))
+        }
+        fn raw_inputs(&self) -> bool {
+            true
+        }
+        unsafe fn invoke_raw(
+            &self,
+            kinds: &[RawKind],
+            args: &[RawSlot],
+            out: &mut dyn Emitter,
+        ) -> Result<(), BoxFailure> {
+            assert_eq!(kinds, &[RawKind::Field, RawKind::Tag, RawKind::Field]);
+            // SAFETY: slot 0 and 2 are fields (checked above); each reference is
+            // taken once.
+            let (a, b) = unsafe { (field_of_slot(args[0]), field_of_slot(args[2])) };
+            let t = unsafe { args[1].tag };
+            for _ in 0..self.copies {
+                let f = a.clone().map_or(std::ptr::null_mut(), Value::into_raw);
+                let (k, s) = if self.wrong_kind {
+                    (RawKind::Tag, RawSlot { tag: 1 })
+                } else {
+                    (RawKind::Field, RawSlot { field: f })
+                };
+                if self.wrong_kind {
+                    // SAFETY: `f` was made just above and is not used again.
+                    drop(unsafe { field_of_slot(RawSlot { field: f }) });
+                }
+                // SAFETY: the kinds say what the slots hold; the field's reference
+                // passes to the emitter.
+                unsafe {
+                    out.emit_raw(
+                        self.variant,
+                        &[k, RawKind::Tag],
+                        &[s, RawSlot { tag: t + 1 }],
+                    )?
+                };
+            }
+            drop(b);
+            Ok(())
+        }
+    }
+
+    fn raw_run(echo: RawEcho, rec: Record) -> (Result<usize, RunError>, Vec<Record>) {
+        let plan = FiringPlan::new(&sig(), std::sync::Arc::new(echo));
+        let mut got = Vec::new();
+        let r = invoke_planned(&plan, "here", Some(rec.into()), &None, &mut |t| {
+            got.push(t.rec.into_record());
+            Ok(())
+        });
+        (r, got)
+    }
+
+    #[test]
+    fn a_raw_firing_takes_the_slots_and_inherits_into_every_output() {
+        let a = Value::int(1);
+        let rec = Record::new()
+            .with_field("a", a.clone())
+            .with_tag("t", 5)
+            .with_field("b", Value::int(3))
+            .with_tag("keep", 9)
+            .with_btag("q", 4);
+        let echo = RawEcho {
+            variant: 1,
+            copies: 2,
+            wrong_kind: false,
+        };
+        let (r, got) = raw_run(echo, rec);
+        assert_eq!(r.expect("runs"), 2);
+        for o in &got {
+            assert!(Value::ptr_eq(
+                o.field(Label::field("c")).unwrap().as_ref().unwrap(),
+                &a
+            ));
+            assert_eq!(o.tag(Label::tag("u")), Some(6));
+            // The rest, but not the binding tag, is inherited by every output.
+            assert_eq!(o.tag(Label::tag("keep")), Some(9));
+            assert!(!o.has(Label::btag("q")) && !o.has(Label::field("a")));
+            assert_eq!(o.len(), 3, "{o:?}");
+        }
+        // Every reference the firing made went away with its records.
+        drop(got);
+        assert_eq!(a.ref_count(), 1);
+    }
+
+    #[test]
+    fn a_firing_with_nothing_left_to_inherit_emits_clean_records_every_time() {
+        // The first output takes the input's slot; the second must not see anything
+        // the first one was.
+        let rec = Record::new()
+            .with_field("a", Value::int(1))
+            .with_tag("t", 5)
+            .with_field("b", Value::int(3));
+        let echo = RawEcho {
+            variant: 1,
+            copies: 3,
+            wrong_kind: false,
+        };
+        let (r, got) = raw_run(echo, rec);
+        assert_eq!(r.expect("runs"), 3);
+        for o in &got {
+            assert_eq!(o.len(), 2, "{o:?}");
+            assert_eq!(o.tag(Label::tag("u")), Some(6));
+        }
+    }
+
+    #[test]
+    fn a_raw_emission_of_the_wrong_kind_or_variant_fails_the_box_and_leaks_nothing() {
+        let a = Value::int(1);
+        let mk = || {
+            Record::new()
+                .with_field("a", a.clone())
+                .with_tag("t", 5)
+                .with_field("b", Value::int(3))
+        };
+        let (r, got) = raw_run(
+            RawEcho {
+                variant: 1,
+                copies: 1,
+                wrong_kind: true,
+            },
+            mk(),
+        );
+        let e = r.expect_err("a tag where a field belongs");
+        assert!(
+            e.message.contains("label c got a value of the wrong kind"),
+            "{e}"
+        );
+        assert!(got.is_empty());
+        let (r, got) = raw_run(
+            RawEcho {
+                variant: 2,
+                copies: 1,
+                wrong_kind: false,
+            },
+            mk(),
+        );
+        let e = r.expect_err("no variant 2");
+        assert!(e.message.contains("declares 1 output variant(s)"), "{e}");
+        assert!(got.is_empty());
+        assert_eq!(a.ref_count(), 1, "every slot's reference was released");
+    }
 }

@@ -232,4 +232,124 @@ mod tests {
         .unwrap();
         assert!(out.is_empty());
     }
+
+    /// The filter in place (issue 34) gives what the list-building one gives, for every
+    /// record and every shape of action (one output, several, none), and leaves the
+    /// record as it was when it fails.
+    #[test]
+    fn in_place_application_agrees_with_building_outputs() {
+        use proptest::prelude::*;
+        let (a, b) = (Label::field("A"), Label::field("B"));
+        let (t, u, q) = (Label::tag("T"), Label::tag("U"), Label::btag("q"));
+        let e = |op, x, y| TagExpr::Binary(op, Box::new(x), Box::new(y));
+        let filters = vec![
+            // [{A} -> {B=A}; {<T>}]
+            Filter {
+                pattern: variant(vec![a]),
+                guards: vec![],
+                default: vec![
+                    vec![OutItem::Field { to: b, from: a }],
+                    vec![OutItem::Tag { to: t, value: None }],
+                ],
+            },
+            // [{A, <T>} -> {A, <T=T+1>, <#q=T>}]
+            Filter {
+                pattern: variant(vec![a, t]),
+                guards: vec![],
+                default: vec![vec![
+                    OutItem::Field { to: a, from: a },
+                    OutItem::Tag {
+                        to: t,
+                        value: Some(e(BinOp::Add, TagExpr::Label(t), TagExpr::Int(1))),
+                    },
+                    OutItem::Tag {
+                        to: q,
+                        value: Some(TagExpr::Label(t)),
+                    },
+                ]],
+            },
+            // [{<T>} -> if <T == 0> then else {<U=T/T>, B=... }] (division by zero
+            // fails only on the branch that runs)
+            Filter {
+                pattern: variant(vec![t]),
+                guards: vec![(e(BinOp::Eq, TagExpr::Label(t), TagExpr::Int(0)), vec![])],
+                default: vec![vec![
+                    OutItem::Tag {
+                        to: u,
+                        value: Some(e(BinOp::Div, TagExpr::Label(t), TagExpr::Label(t))),
+                    },
+                    OutItem::Tag { to: t, value: None },
+                ]],
+            },
+            // [{<U>} -> {<U>, B=A}] (a field the record may lack)
+            Filter {
+                pattern: variant(vec![u]),
+                guards: vec![],
+                default: vec![vec![
+                    OutItem::Tag { to: u, value: None },
+                    OutItem::Field { to: b, from: a },
+                ]],
+            },
+        ];
+        let record = (
+            proptest::option::of(0i32..3),
+            proptest::option::of(0i32..3),
+            proptest::option::of(-2i32..3),
+            proptest::option::of(-2i32..3),
+            proptest::option::of(0i32..3),
+            any::<bool>(),
+        )
+            .prop_map(|(fa, fb, tt, tu, bq, fields_first)| {
+                let mut r = Record::new();
+                let mut put_fields = |r: &mut Record| {
+                    if let Some(v) = fa {
+                        r.set_field(Label::field("A"), Some(Value::int(v)));
+                    }
+                    if let Some(v) = fb {
+                        r.set_field(Label::field("B"), Some(Value::int(v)));
+                    }
+                };
+                if fields_first {
+                    put_fields(&mut r);
+                }
+                if let Some(v) = tu {
+                    r.set_tag(Label::tag("U"), v);
+                }
+                if let Some(v) = tt {
+                    r.set_tag(Label::tag("T"), v);
+                }
+                if let Some(v) = bq {
+                    r.set_tag(Label::btag("q"), v);
+                }
+                if !fields_first {
+                    put_fields(&mut r);
+                }
+                r
+            });
+        proptest!(ProptestConfig::with_cases(512), |(x in record, which in 0usize..4)| {
+            let f = &filters[which];
+            let mut built = vec![];
+            let expected = apply(f, x.clone(), &mut built);
+            let mut rec = x.clone();
+            let mut outs = vec![];
+            let got = apply_in_place(f, &mut rec, &mut outs);
+            match expected {
+                Ok(()) => {
+                    let n = got.expect("in place succeeds too");
+                    prop_assert_eq!(n, built.len());
+                    let outs = if n == 1 { vec![rec] } else { outs };
+                    // Equal as records and in label order (spec §11.3).
+                    for (o, b) in outs.iter().zip(&built) {
+                        prop_assert_eq!(o, b);
+                        prop_assert_eq!(o.describe(), b.describe());
+                    }
+                }
+                Err(b) => {
+                    prop_assert_eq!(got.expect_err("in place fails too"), b.0);
+                    prop_assert_eq!(&rec, &x, "the record is unchanged");
+                    prop_assert!(outs.is_empty());
+                }
+            }
+        });
+    }
 }
