@@ -650,6 +650,7 @@ mod tests {
             // SAFETY: slot 0 and 2 are fields (checked above); each reference is
             // taken once.
             let (a, b) = unsafe { (field_of_slot(args[0]), field_of_slot(args[2])) };
+            // SAFETY: slot 1 is a tag (checked above).
             let t = unsafe { args[1].tag };
             for _ in 0..self.copies {
                 let f = a.clone().map_or(std::ptr::null_mut(), Value::into_raw);

@@ -301,7 +301,7 @@ mod tests {
         )
             .prop_map(|(fa, fb, tt, tu, bq, fields_first)| {
                 let mut r = Record::new();
-                let mut put_fields = |r: &mut Record| {
+                let put_fields = |r: &mut Record| {
                     if let Some(v) = fa {
                         r.set_field(Label::field("A"), Some(Value::int(v)));
                     }
