@@ -242,7 +242,7 @@ mod tests {
         let (a, b) = (Label::field("A"), Label::field("B"));
         let (t, u, q) = (Label::tag("T"), Label::tag("U"), Label::btag("q"));
         let e = |op, x, y| TagExpr::Binary(op, Box::new(x), Box::new(y));
-        let filters = vec![
+        let filters = [
             // [{A} -> {B=A}; {<T>}]
             Filter {
                 pattern: variant(vec![a]),
