@@ -3,6 +3,11 @@
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
+/// With the `jemalloc` feature, the program's allocator (see `Cargo.toml`).
+#[cfg(feature = "jemalloc")]
+#[global_allocator]
+static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 // The CLI's printing never panics: these shadow the standard macros in this crate
 // (std's panic when the stream cannot be written, e.g. `snet check p.snet > /dev/full`).
 // A failed write to standard output is remembered and turns the exit status into 1 with
