@@ -1347,7 +1347,15 @@ impl<'a> Walker<'a> {
                             pos = Pos::Leave(inst);
                             continue;
                         }
-                        for rec in outs.drain(..).rev() {
+                        // Several outputs: the first goes on now, in the input's slot;
+                        // the others wait on the stack (depth first, in written order).
+                        let mut rest = outs.drain(..);
+                        let Some(first) = rest.next() else {
+                            drop(rest);
+                            stack.outs = outs;
+                            return Ok(());
+                        };
+                        for rec in rest.rev() {
                             stack.push(Item::At(
                                 Pos::Leave(inst.clone()),
                                 Token {
@@ -1357,7 +1365,9 @@ impl<'a> Walker<'a> {
                             ));
                         }
                         stack.outs = outs;
-                        return Ok(());
+                        *tok.rec = first;
+                        pos = Pos::Leave(inst);
+                        continue;
                     }
                     InstKind::Sync(cell) => {
                         let NodeKind::Sync(pats) = &self.net.node(inst.node).kind else {
