@@ -112,10 +112,11 @@ impl BoxFn for CBox {
                 self.name, self.inputs
             )));
         }
-        // SAFETY: `desc`/`call` come from the loaded library kept alive by `_lib`, whose
-        // API table was installed at load time; `outputs` was checked against the
-        // descriptor's variants; the slots are of the descriptor's input kinds (checked
-        // just above) and their references pass to the box (the caller's contract).
+        // `desc`/`call` come from the loaded library kept alive by `_lib`, whose API
+        // table was installed at load time; `outputs` was checked against the
+        // descriptor's variants.
+        // SAFETY: as said, and the slots are of the descriptor's input kinds (checked
+        // just above), their references passing to the box (the caller's contract).
         unsafe {
             abi::invoke(
                 self.desc,

@@ -207,12 +207,6 @@ pub struct FiringPlan {
     any_keep: bool,
 }
 
-impl std::fmt::Debug for dyn BoxFn {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("<box function>")
-    }
-}
-
 impl FiringPlan {
     /// The plan of box `sig` bound to `f`.
     pub fn new(sig: &BoxSig, f: std::sync::Arc<dyn BoxFn>) -> FiringPlan {
@@ -249,33 +243,8 @@ pub fn invoke_planned(
 ) -> Result<usize, RunError> {
     match (&plan.raw, input) {
         (Some(kinds), Some(rest)) => invoke_raw(plan, loc, kinds, rest, ctx, sink),
-        (_, input) => invoke_with(plan, loc, &*plan.f, input, ctx, sink),
+        (_, input) => invoke_with(plan, loc, input, ctx, sink),
     }
-}
-
-/// Invokes box `f` of signature `sig` (declared at `loc`) on `input`; see
-/// [`invoke_planned`] (this is it without a plan made beforehand).
-pub fn invoke(
-    sig: &BoxSig,
-    loc: &str,
-    f: &dyn BoxFn,
-    input: Option<Rec>,
-    ctx: &Ctx,
-    sink: &mut impl FnMut(Token) -> Result<(), RunError>,
-) -> Result<usize, RunError> {
-    struct Unbound;
-    impl BoxFn for Unbound {
-        fn invoke(&self, _: Args, _: &mut dyn Emitter) -> Result<(), BoxFailure> {
-            Err(BoxFailure("unbound".into()))
-        }
-    }
-    let plan = FiringPlan {
-        sig: sig.clone(),
-        f: std::sync::Arc::new(Unbound),
-        raw: None,
-        any_keep: !sig.passthrough.is_empty(),
-    };
-    invoke_with(&plan, loc, f, input, ctx, sink)
 }
 
 /// The error of a record that lacks input label `l` (only a program whose routing is
@@ -413,7 +382,6 @@ fn invoke_raw(
 fn invoke_with(
     plan: &FiringPlan,
     loc: &str,
-    f: &dyn BoxFn,
     mut input: Option<Rec>,
     ctx: &Ctx,
     sink: &mut impl FnMut(Token) -> Result<(), RunError>,
@@ -466,7 +434,7 @@ fn invoke_with(
     }
     let taken = || taken_tags.to_vec();
     call_box(plan, loc, input, ctx, sink, &taken, |em| {
-        f.invoke_from(&mut args, em)
+        plan.f.invoke_from(&mut args, em)
     })
 }
 
@@ -485,6 +453,18 @@ mod tests {
     use crate::boxes::Emitter;
     use crate::value::Value;
 
+    /// Fires box `f` of signature `sig` on `rec` through its plan, each emitted record
+    /// to `sink`.
+    fn fire(
+        sig: &BoxSig,
+        f: impl Fn(Args, &mut dyn Emitter) -> Result<(), BoxFailure> + Send + Sync + 'static,
+        rec: &Record,
+        sink: &mut impl FnMut(Token) -> Result<(), RunError>,
+    ) -> Result<usize, RunError> {
+        let plan = FiringPlan::new(sig, std::sync::Arc::new(f));
+        invoke_planned(&plan, "here", Some(rec.clone().into()), &None, sink)
+    }
+
     fn sig() -> BoxSig {
         BoxSig {
             name: "f".into(),
@@ -501,15 +481,7 @@ mod tests {
             .with_field("a", Value::int(1))
             .with_tag("t", 5)
             .with_field("x", Value::int(2));
-        let e = invoke(
-            &sig(),
-            "here",
-            &f,
-            Some(rec.clone().into()),
-            &None,
-            &mut |_| Ok(()),
-        )
-        .expect_err("b is missing");
+        let e = fire(&sig(), f, &rec, &mut |_| Ok(())).expect_err("b is missing");
         assert!(e.message.contains("record lacks input label b"), "{e}");
         let shown = e.record.clone().unwrap_or_default();
         for l in ["a=", "<t>=5", "x="] {
@@ -534,15 +506,7 @@ mod tests {
         let rec = Record::new()
             .with_field("text", Value::string(&text))
             .with_tag("k", 1);
-        let e = invoke(
-            &sig,
-            "here",
-            &f,
-            Some(rec.clone().into()),
-            &None,
-            &mut |_| Ok(()),
-        )
-        .expect_err("txt is missing");
+        let e = fire(&sig, f, &rec, &mut |_| Ok(())).expect_err("txt is missing");
         assert!(
             e.message
                 .ends_with("record lacks input label txt; did you mean text?"),
@@ -557,15 +521,7 @@ mod tests {
             input: Some(vec![Label::field("k")]),
             ..sig
         };
-        let e = invoke(
-            &sig,
-            "here",
-            &f,
-            Some(rec.clone().into()),
-            &None,
-            &mut |_| Ok(()),
-        )
-        .expect_err("k is missing");
+        let e = fire(&sig, f, &rec, &mut |_| Ok(())).expect_err("k is missing");
         assert!(
             e.message.ends_with("; the record has tag <k>, not field k"),
             "{e}"
@@ -576,15 +532,7 @@ mod tests {
             ..sig
         };
         let rec = Record::new().with_field("row1", Value::int(1));
-        let e = invoke(
-            &sig,
-            "here",
-            &f,
-            Some(rec.clone().into()),
-            &None,
-            &mut |_| Ok(()),
-        )
-        .expect_err("row2 is missing");
+        let e = fire(&sig, f, &rec, &mut |_| Ok(())).expect_err("row2 is missing");
         assert!(e.message.ends_with("record lacks input label row2"), "{e}");
     }
 
@@ -604,17 +552,10 @@ mod tests {
             .with_field("b", Value::int(3))
             .with_tag("keep", 9);
         let mut got = Vec::new();
-        let n = invoke(
-            &sig(),
-            "here",
-            &f,
-            Some(rec.clone().into()),
-            &None,
-            &mut |t| {
-                got.push(t.rec.into_record());
-                Ok(())
-            },
-        )
+        let n = fire(&sig(), f, &rec, &mut |t| {
+            got.push(t.rec.into_record());
+            Ok(())
+        })
         .expect("runs");
         assert_eq!(n, 1);
         let o = &got[0];

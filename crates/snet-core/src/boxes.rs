@@ -230,6 +230,12 @@ where
     }
 }
 
+impl fmt::Debug for dyn BoxFn {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("<box function>")
+    }
+}
+
 /// Box implementations by S-Net box name.
 #[derive(Clone, Default)]
 pub struct BoxTable {

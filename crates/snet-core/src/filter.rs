@@ -31,7 +31,9 @@ impl From<EvalError> for FilterError {
     }
 }
 
-/// Applies `filter` to `x`, pushing the output records in written order onto `out`.
+/// Applies `filter` to `x`, pushing the output records in written order onto `out`: the
+/// plain statement of §7.5 that [`apply_in_place`], the record path's version, is held
+/// to by a property test.
 /// On error nothing is emitted and the input record is handed back for the diagnostic.
 pub fn apply(
     filter: &Filter,

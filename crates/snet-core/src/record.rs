@@ -260,15 +260,12 @@ impl Record {
     /// kinds; written in this order, a later value of a label replacing an earlier one)
     /// followed by those of its own labels that `inherit` keeps and that are not among
     /// them: a filter's output built where its input lies (spec §7.2, §11.3 order).
-    pub fn rebuild<const F: usize, const T: usize>(
+    pub fn rebuild(
         &mut self,
-        fields: SmallVec<[(Label, Field); F]>,
-        tags: SmallVec<[(Label, i32); T]>,
+        fields: impl IntoIterator<Item = (Label, Field)>,
+        tags: impl IntoIterator<Item = (Label, i32)>,
         inherit: impl Fn(Label) -> bool,
-    ) where
-        [(Label, Field); F]: smallvec::Array<Item = (Label, Field)>,
-        [(Label, i32); T]: smallvec::Array<Item = (Label, i32)>,
-    {
+    ) {
         let old_fields = std::mem::take(&mut self.fields);
         let old_tags = std::mem::take(&mut self.tags);
         self.btags.clear();
