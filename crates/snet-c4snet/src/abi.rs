@@ -379,8 +379,17 @@ unsafe extern "C" fn c_create(ty: c_int, size: usize, data: *const c_void) -> *m
         return ptr::null_mut();
     };
     let n = src.len().min(v.byte_len());
-    // SAFETY: `v` is not shared yet and its storage holds at least `byte_len` bytes.
-    unsafe { ptr::copy_nonoverlapping(src.as_ptr(), v.data_ptr(), n) };
+    let dst = v.data_ptr();
+    // SAFETY: `v` is not shared yet and its storage holds at least `byte_len` bytes;
+    // `src` holds `n` bytes. A scalar's few bytes are copied in place (a call to
+    // `memcpy` cost as much as the rest of a small `C4SNetCreate`).
+    unsafe {
+        match n {
+            4 => ptr::copy_nonoverlapping(src.as_ptr(), dst, 4),
+            8 => ptr::copy_nonoverlapping(src.as_ptr(), dst, 8),
+            _ => ptr::copy_nonoverlapping(src.as_ptr(), dst, n),
+        }
+    }
     v.into_raw()
 }
 

@@ -680,13 +680,20 @@ impl Inst {
 
     /// True if this instance currently passes every record unchanged (an identity or a
     /// fired synchrocell, or a serial composition of such).
+    #[inline]
     pub(crate) fn is_identity(&self) -> bool {
         match &self.kind {
-            InstKind::Identity => return true,
-            InstKind::Sync(c) => return lock(c).is_fired(),
-            InstKind::Serial(..) => {}
-            _ => return false,
+            InstKind::Identity => true,
+            InstKind::Sync(c) => lock(c).is_fired(),
+            InstKind::Serial(..) => self.serial_is_identity(),
+            // A box stage (`deep`) asks at every hop: no call.
+            _ => false,
         }
+    }
+
+    /// [`Inst::is_identity`] of a serial composition.
+    #[cold]
+    fn serial_is_identity(&self) -> bool {
         // A work list, not recursion: the operand may be a long serial chain.
         let mut todo: Vec<&Inst> = vec![self];
         while let Some(i) = todo.pop() {
