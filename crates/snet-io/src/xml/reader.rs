@@ -26,8 +26,9 @@
 //!    Tag-only records need no interface [REF-DEVIATION in the reference's favour of
 //!    the spec].
 //! 6. `<field label="L" ...>` — `label` required; the value starts right after `>` and
-//!    is parsed by [`parse_value`] from the text up to the next `<` (a value never
-//!    contains a raw `<`); what the value does not consume is ignored; `</field>`
+//!    is parsed by [`parse_value`] from the text up to the next `<`, or, for a `char`
+//!    or `unsigned char` value that this cuts short, up to `</field` (an element may
+//!    be a raw `<`, spec §12.6); what the value does not consume is ignored; `</field>`
 //!    must follow. `<field .../>` is fatal (`FieldWithoutValue`).
 //! 7. `<tag>` / `<btag>`: `label` required, other attributes ignored, the text is read
 //!    with C `atoi` (glibc: `strtol` saturating at the `long` range, truncated to
@@ -48,7 +49,7 @@
 use crate::error::{InputError, InputErrorKind};
 use snet_core::label::{Label, LabelKind};
 use snet_core::record::{DataMode, Record};
-use snet_core::value::text::parse_value;
+use snet_core::value::text::{parse_value, parse_value_unescaped};
 use std::borrow::Cow;
 use std::collections::HashSet;
 use std::io::{self, Read};
@@ -1025,13 +1026,18 @@ impl<R: Read> XmlReader<R> {
             Some(e) => e,
             None => self.buf.len(),
         };
-        let value = match parse_value(&self.buf[i..end]) {
-            Ok((v, _used)) => v,
-            Err(error) => {
-                let off = i + error.offset;
-                let label = l.name().to_owned();
-                return fail(InputErrorKind::Value { label, error }, off);
-            }
+        let (value, end) = match parse_value(&self.buf[i..end]) {
+            Ok((v, _used)) => (v, end),
+            Err(error) => match self.raw_lt_chars(i, end)? {
+                // A `char` array with a raw `<` among its bytes (spec §12.6, reading
+                // rule 5: an element is any one byte).
+                Some((v, close)) => (v, close),
+                None => {
+                    let off = i + error.offset;
+                    let label = l.name().to_owned();
+                    return fail(InputErrorKind::Value { label, error }, off);
+                }
+            },
         };
         let next = self.expect_close(end, "field", l)?;
         if self.is_new_label(rec, l) {
@@ -1040,6 +1046,30 @@ impl<R: Read> XmlReader<R> {
             rec.set_field(l, Some(value));
         }
         Ok(next)
+    }
+
+    /// A `char` or `unsigned char` value at `i` that the first `<` (at `lt`) cut short
+    /// because one of its elements is a raw `<` byte: read again up to the field's
+    /// `</field`. Returns the value and the index of that `</field`, or `None` (not a
+    /// char value, no `</field` ahead, or no better reading): the first error stands.
+    fn raw_lt_chars(
+        &mut self,
+        i: usize,
+        lt: usize,
+    ) -> Result<Option<(snet_core::Value, usize)>, Fail> {
+        let text = &self.buf[i..lt];
+        if !(text.starts_with(b"(char") || text.starts_with(b"(unsigned char")) {
+            return Ok(None);
+        }
+        let Some(close) = self.find_seq(lt, b"</field")? else {
+            return Ok(None);
+        };
+        // Every byte up to `</field` is an element or a separator: the last element
+        // is followed immediately by the `<` of `</field>`.
+        Ok(parse_value_unescaped(&self.buf[i..close])
+            .ok()
+            .filter(|(_, used)| i + used == close)
+            .map(|(v, _)| (v, close)))
     }
 
     /// The attributes of the `<field` start tag at `at`, checked: its label and the

@@ -249,6 +249,30 @@ fn rule6_field_values() {
 }
 
 #[test]
+fn rule6_a_char_element_may_be_a_raw_less_than() {
+    // Spec §12.6 reading rule 5: an element is any one byte, followed immediately by
+    // `,` or by the `<` of `</field>`.
+    let r = one(&format!(
+        "{HEAD}<field label=\"s\">(char[3])a,<,b</field><field label=\"t\">(char)<</field>\
+         <field label=\"u\">(unsigned char[2])<,<</field></record>"
+    ));
+    let bytes = |l| field(&r, l).map(|v| v.bytes().to_vec());
+    assert_eq!(bytes("s"), Some(b"a<b".to_vec()));
+    assert_eq!(bytes("t"), Some(b"<".to_vec()));
+    assert_eq!(bytes("u"), Some(b"<<".to_vec()));
+    // Not before `</field>`: the first reading's error stands.
+    let e = single_error(&format!(
+        "{HEAD}<field label=\"s\">(char[2])a,<x</field></record>"
+    ));
+    assert!(matches!(e.kind, InputErrorKind::Value { .. }), "{e}");
+    // Other types still end at the first `<`.
+    let e = single_error(&format!(
+        "{HEAD}<field label=\"a\">(int[2])1,<</field></record>"
+    ));
+    assert!(matches!(e.kind, InputErrorKind::Value { .. }), "{e}");
+}
+
+#[test]
 fn rule6_label_is_required_and_empty_fields_are_fatal() {
     let e = single_error(&format!("{HEAD}<field>(int)1</field></record>"));
     assert!(matches!(e.kind, InputErrorKind::MissingLabel("field")));
