@@ -134,23 +134,36 @@ impl<'w> Seq<'w, '_, '_> {
         }
     }
 
-    /// Runs one queued box or initialiser step.
-    fn run_job(&mut self, job: Step<'w>) -> Result<(), RunError> {
+    /// Runs one queued box or initialiser step, and then, while the queue is empty
+    /// and no relief is in progress, the step each firing ends with (its last record,
+    /// going straight on to a box): it would be queued and taken out next.
+    fn run_job(&mut self, mut job: Step<'w>) -> Result<(), RunError> {
         let w = self.w;
-        // The record's slot goes to the call (its first output may take it over).
-        let (leaf, input, ctx) = match job {
-            Step::Box(leaf, tok) => (leaf, Some(tok.rec), tok.ctx),
-            Step::Init(mut c) => (w.box_ref(&c.leaf), None, c.ctx.take()),
-            Step::Output(_) | Step::Flush => unreachable!("never queued"),
-        };
-        self.busy.push(leaf.addr());
-        let burst = std::mem::replace(&mut self.burst, 0);
-        let r = w.run_box(leaf, input, ctx, &mut |s| self.on_step(s));
-        self.burst = burst;
-        self.busy.pop();
-        // A box a relief ran failed first.
-        self.check()?;
-        r
+        loop {
+            // The record's slot goes to the call (its first output may take it over).
+            let (leaf, input, ctx) = match job {
+                Step::Box(leaf, tok) => (leaf, Some(tok.rec), tok.ctx),
+                Step::Init(mut c) => (w.box_ref(&c.leaf), None, c.ctx.take()),
+                Step::Output(_) | Step::Flush => unreachable!("never queued"),
+            };
+            self.busy.push(leaf.addr());
+            let burst = std::mem::replace(&mut self.burst, 0);
+            let r = w.fire(leaf, input, ctx, &mut |s| self.on_step(s));
+            self.burst = burst;
+            self.busy.pop();
+            // A box a relief ran failed first.
+            self.check()?;
+            match r? {
+                Some((next, tok)) if self.nest == 0 && self.queue.is_empty() => {
+                    job = Step::Box(next, tok);
+                }
+                Some((next, tok)) => {
+                    self.on_step(Step::Box(next, tok));
+                    return Ok(());
+                }
+                None => return Ok(()),
+            }
+        }
     }
 
     /// The error of a box a relief ran, if any.

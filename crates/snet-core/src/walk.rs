@@ -798,27 +798,96 @@ impl<'a> Walker<'a> {
         sink: &mut dyn FnMut(Step<'w>),
     ) -> Result<(), RunError> {
         let mut emit = |tok: Token, sink: &mut dyn FnMut(Step<'w>)| {
-            // The common hop: straight on to the next box of a serial composition (in
-            // one process: a distributed run checks the homes on the way).
-            if !self.distributed {
-                if let Some(next) = leaf.serial_successor() {
-                    sink(Step::Box(self.box_ref(next), tok));
-                    return Ok(());
-                }
-                // A star whose operand is a box (`deep`): on into the next stage
-                // without a reference to this one and a walk from it.
-                if let Slot::Stage(star) = leaf.slot {
-                    if let Ok(n) = self.leave_stage(star, &leaf, &tok.rec)? {
-                        if matches!(n.kind, InstKind::Box(..)) {
-                            sink(Step::Box(self.box_ref(n), tok));
-                            return Ok(());
-                        }
-                    }
-                }
+            if let Some(next) = self.straight_on(&leaf, &tok)? {
+                sink(Step::Box(self.box_ref(next), tok));
+                return Ok(());
             }
             self.walk(Pos::Leave(leaf.arc()), tok, sink)
         };
         self.invoke_box(&leaf, input, ctx, &mut emit, sink)
+    }
+
+    /// The box a record that `leaf` emitted goes straight on to, if any: the next box
+    /// of a serial composition, or the next stage of a star whose operand is a box
+    /// (`deep`: on into it without a reference to this one and a walk from it). Only in
+    /// one process: a distributed run checks the homes on the way.
+    #[inline(always)]
+    fn straight_on<'i>(
+        &self,
+        leaf: &'i Inst,
+        tok: &Token,
+    ) -> Result<Option<&'i Arc<Inst>>, RunError> {
+        if self.distributed {
+            return Ok(None);
+        }
+        if let Some(next) = leaf.serial_successor() {
+            return Ok(Some(next));
+        }
+        if let Slot::Stage(star) = leaf.slot {
+            if let Ok(n) = self.leave_stage(star, leaf, &tok.rec)? {
+                if matches!(n.kind, InstKind::Box(..)) {
+                    return Ok(Some(n));
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// [`Walker::run_box`] for an engine that continues a walk where the firing left
+    /// it: the last record the box emitted, when it goes straight on to a box (the next
+    /// box of a serial composition, or the next stage of a star of boxes) and the
+    /// firing is outside every deterministic combinator, is returned with that box
+    /// instead of going to `sink` as a `Step::Box` — the step the engine would have
+    /// received last, handed over without a call through `sink`. Every other record
+    /// goes to `sink` as with `run_box`, in emission order, before this returns.
+    #[inline]
+    pub fn fire<'w>(
+        &'w self,
+        leaf: BoxRef<'w>,
+        input: Option<Rec>,
+        ctx: crate::det::Ctx,
+        sink: &mut dyn FnMut(Step<'w>),
+    ) -> Result<Option<(BoxRef<'w>, Token)>, RunError> {
+        let Some(bi) = leaf.box_index() else {
+            return Err(RunError::new(
+                "engine",
+                None,
+                "run_box on a non-box instance",
+            ));
+        };
+        let mut last: Option<(BoxRef<'w>, Token)> = None;
+        let mut emit = |tok: Token, sink: &mut dyn FnMut(Step<'w>)| {
+            // The record before this one goes on first: emission order is kept.
+            if let Some((next, t)) = last.take() {
+                sink(Step::Box(next, t));
+            }
+            if let Some(next) = self.straight_on(&leaf, &tok)? {
+                last = Some((self.box_ref(next), tok));
+                return Ok(());
+            }
+            self.walk(Pos::Leave(leaf.arc()), tok, sink)
+        };
+        let node = self.net.node(leaf.node);
+        let had_input = input.is_some();
+        // The records a failing call emitted are not counted: the run stops with the
+        // call's error and reports no figures.
+        let emitted =
+            box_call::invoke_planned(&self.plans[bi], &node.loc, input, &ctx, &mut |tok| {
+                emit(tok, &mut *sink)
+            })?;
+        self.counters.fired(had_input, emitted);
+        if ctx.is_none() {
+            // Outside every deterministic combinator: no frame to complete (and no
+            // empty list to drop, which cost a call per firing).
+            return Ok(last);
+        }
+        // The last record reaches its box before the records this firing releases
+        // from collectors are walked, as every other one did.
+        if let Some((next, tok)) = last {
+            sink(Step::Box(next, tok));
+        }
+        self.release(&ctx, sink)?;
+        Ok(None)
     }
 
     /// A record leaving stage `stage` of star node `star`: `Ok(next)` when it does not
@@ -898,8 +967,18 @@ impl<'a> Walker<'a> {
             // empty list to drop, which cost a call per firing).
             return Ok(());
         }
+        self.release(&ctx, sink)
+    }
+
+    /// Completes a firing's unit of causal context `ctx`: walks the records that
+    /// collectors release because of it.
+    fn release<'w>(
+        &'w self,
+        ctx: &crate::det::Ctx,
+        sink: &mut dyn FnMut(Step<'w>),
+    ) -> Result<(), RunError> {
         let mut released = Released::new();
-        ctx_release(&ctx, &mut released);
+        ctx_release(ctx, &mut released);
         if released.is_empty() {
             return Ok(());
         }
@@ -1755,6 +1834,53 @@ mod tests {
         assert!(Arc::ptr_eq(&counted, left));
         assert_eq!(Arc::strong_count(left), before + 1);
         drop(counted);
+        assert_eq!(w.finish(root), 0);
+    }
+
+    #[test]
+    fn fire_hands_back_the_last_record_going_straight_on_and_sinks_the_others_in_order() {
+        let (net, mut boxes) = two_boxes();
+        // `a` emits its input three times, as 1, 2 and 3.
+        let three = |_: Args, out: &mut dyn Emitter| -> Result<(), BoxFailure> {
+            for v in 1..=3 {
+                out.emit(
+                    1,
+                    crate::args![crate::boxes::Arg::Field(Some(crate::Value::int(v)))],
+                )?;
+            }
+            Ok(())
+        };
+        boxes.insert("a", Arc::new(three));
+        let mut w = Walker::new(&net, &boxes).expect("bound");
+        let root = w.create_root(&mut |_| {});
+        let InstKind::Serial(a, b) = &root.kind else {
+            panic!("root is the serial composition")
+        };
+        let x = |t: &Token| t.rec.field(Label::field("x")).cloned().flatten();
+        let rec = Record::new().with_field("x", crate::Value::int(0));
+        let mut sunk = Vec::new();
+        let last = w
+            .fire(w.box_ref(a), Some(rec.into()), None, &mut |s| match s {
+                Step::Box(to, t) => sunk.push((to.addr(), x(&t))),
+                other => panic!("unexpected step {other:?}"),
+            })
+            .expect("fires");
+        let b_addr = Arc::as_ptr(b) as usize;
+        let int = |v| Some(crate::Value::int(v));
+        assert_eq!(sunk, vec![(b_addr, int(1)), (b_addr, int(2))]);
+        let (to, tok) = last.expect("the third record comes back");
+        assert_eq!((to.addr(), x(&tok)), (b_addr, int(3)));
+        // From the last box the record leaves the net: it goes to the sink, nothing
+        // comes back.
+        let mut outs = 0;
+        let last = w
+            .fire(to, Some(tok.rec), tok.ctx, &mut |s| {
+                assert!(matches!(s, Step::Output(_)), "{s:?}");
+                outs += 1;
+            })
+            .expect("fires");
+        assert!(last.is_none());
+        assert_eq!(outs, 1);
         assert_eq!(w.finish(root), 0);
     }
 

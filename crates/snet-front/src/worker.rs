@@ -160,13 +160,7 @@ impl<'s, 'a> Worker<'s, 'a> {
     /// every call.)
     fn on_step(&mut self, s: Step<'s>, cur: usize) {
         match s {
-            Step::Box(leaf, tok) => {
-                if let (Some(l), Some(t)) = (self.held_leaf.take(), self.held_tok.take()) {
-                    self.push_out(l, Job::Data(t), cur);
-                }
-                self.held_leaf = Some(leaf);
-                self.held_tok = Some(tok);
-            }
+            Step::Box(leaf, tok) => self.hold(leaf, tok, cur),
             Step::Init(c) => self.push_out(self.sh.w.box_ref(&c.leaf), Job::Init(c.ctx), cur),
             Step::Output(tok) => self.output(tok),
             // A record taken out of a collector must reach its next entity before the
@@ -177,6 +171,17 @@ impl<'s, 'a> Worker<'s, 'a> {
                 }
             }
         }
+    }
+
+    /// Holds a record for `leaf` back (the last `Step::Box` so far, see the module
+    /// doc), pushing the one held before into its stream.
+    #[inline]
+    fn hold(&mut self, leaf: BoxRef<'s>, tok: Token, cur: usize) {
+        if let (Some(l), Some(t)) = (self.held_leaf.take(), self.held_tok.take()) {
+            self.push_out(l, Job::Data(t), cur);
+        }
+        self.held_leaf = Some(leaf);
+        self.held_tok = Some(tok);
     }
 
     /// Starts counting for relief afresh (a new box call or input walk). Nothing to do
@@ -427,8 +432,16 @@ impl<'s, 'a> Worker<'s, 'a> {
             };
             self.new_call();
             let cur = leaf.addr();
-            let r =
-                sh.w.run_box(leaf, input, ctx, &mut |st| self.on_step(st, cur));
+            // The firing's last record, when it goes straight on to a box, comes back
+            // here rather than through `on_step`: it is the record held for the walk.
+            let r = match sh.w.fire(leaf, input, ctx, &mut |st| self.on_step(st, cur)) {
+                Ok(Some((next, tok))) => {
+                    self.hold(next, tok, cur);
+                    Ok(())
+                }
+                Ok(None) => Ok(()),
+                Err(e) => Err(e),
+            };
             if let (Some(t), Some(start)) = (self.tracer.as_mut(), start) {
                 let name = &sh.w.net.node(leaf.node).name;
                 t.record(EventKind::Box, name, start);
