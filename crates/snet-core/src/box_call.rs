@@ -26,6 +26,11 @@ struct BoxEmitter<'a, S> {
     /// starts is compiled into the emit path (a record passed through calls by value
     /// is copied at each).
     sink: &'a mut S,
+    /// The last record emitted, not yet handed to `sink`: an emission hands over the
+    /// one before it, and the last goes back to the firing's caller when the box
+    /// returned. A firing that emits one record makes no call through `sink`, and no
+    /// walk (nor the boxes it may run) is nested in the box's frame for it.
+    held: Option<Token>,
     failed: Option<RunError>,
     emitted: usize,
 }
@@ -91,9 +96,11 @@ impl<'a, S: FnMut(Token) -> Result<(), RunError>> BoxEmitter<'a, S> {
             rec,
             ctx: self.ctx.clone(),
         };
-        if let Err(e) = (self.sink)(tok) {
-            self.failed = Some(e);
-            return Err(BoxFailure("the run is stopping".into()));
+        if let Some(before) = self.held.replace(tok) {
+            if let Err(e) = (self.sink)(before) {
+                self.failed = Some(e);
+                return Err(BoxFailure("the run is stopping".into()));
+            }
         }
         Ok(())
     }
@@ -232,15 +239,17 @@ const STACK_SLOTS: usize = 8;
 
 /// Invokes the planned box on `input` (or, for an initialiser, on nothing): removes the
 /// input labels, calls the box, and passes every emitted record (with flow inheritance
-/// and the input's causal context) to `sink` as it is emitted. Returns the number of
-/// records emitted. The caller releases the input's context unit afterwards.
+/// and the input's causal context) to `sink` in emission order, each when the box
+/// emits the next one. Returns the number of records emitted and the last of them,
+/// which the caller walks on: after the box's call, and without a call through `sink`
+/// (a failed call's last record is dropped with the call). The caller releases the input's context unit afterwards.
 pub fn invoke_planned(
     plan: &FiringPlan,
     loc: &str,
     input: Option<Rec>,
     ctx: &Ctx,
     sink: &mut impl FnMut(Token) -> Result<(), RunError>,
-) -> Result<usize, RunError> {
+) -> Result<(usize, Option<Token>), RunError> {
     match (&plan.raw, input) {
         (Some(kinds), Some(rest)) => invoke_raw(plan, loc, kinds, rest, ctx, sink),
         (_, input) => invoke_with(plan, loc, input, ctx, sink),
@@ -278,7 +287,7 @@ fn call_box<S: FnMut(Token) -> Result<(), RunError>>(
     sink: &mut S,
     taken_tags: &dyn Fn() -> Vec<(Label, i32)>,
     call: impl FnOnce(&mut dyn Emitter) -> Result<(), BoxFailure>,
-) -> Result<usize, RunError> {
+) -> Result<(usize, Option<Token>), RunError> {
     let mut em = BoxEmitter {
         sig: &plan.sig,
         // An initialiser's records are textual (spec §7.3.3).
@@ -289,6 +298,7 @@ fn call_box<S: FnMut(Token) -> Result<(), RunError>>(
         rest,
         ctx,
         sink,
+        held: None,
         failed: None,
         emitted: 0,
     };
@@ -297,7 +307,8 @@ fn call_box<S: FnMut(Token) -> Result<(), RunError>>(
         return Err(e);
     }
     let msg = match result {
-        Ok(Ok(())) => return Ok(em.emitted),
+        // The last record goes to the caller (a failed call's is dropped with it).
+        Ok(Ok(())) => return Ok((em.emitted, em.held.take())),
         Ok(Err(e)) => format!("box failed: {e}"),
         Err(panic) => format!("box panicked: {}", panic_message(&*panic)),
     };
@@ -313,7 +324,7 @@ fn invoke_raw(
     mut input: Rec,
     ctx: &Ctx,
     sink: &mut impl FnMut(Token) -> Result<(), RunError>,
-) -> Result<usize, RunError> {
+) -> Result<(usize, Option<Token>), RunError> {
     let rest: &mut Record = &mut input;
     let labels = plan.sig.input.as_deref().unwrap_or_default();
     let mut stack = [RawSlot { tag: 0 }; STACK_SLOTS];
@@ -385,7 +396,7 @@ fn invoke_with(
     mut input: Option<Rec>,
     ctx: &Ctx,
     sink: &mut impl FnMut(Token) -> Result<(), RunError>,
-) -> Result<usize, RunError> {
+) -> Result<(usize, Option<Token>), RunError> {
     let sig = &plan.sig;
     // The input record becomes what the box does not take, in place, in its slot (a
     // record is about a hundred bytes: moving it cost a copy, often with a
@@ -462,7 +473,11 @@ mod tests {
         sink: &mut impl FnMut(Token) -> Result<(), RunError>,
     ) -> Result<usize, RunError> {
         let plan = FiringPlan::new(sig, std::sync::Arc::new(f));
-        invoke_planned(&plan, "here", Some(rec.clone().into()), &None, sink)
+        let (n, last) = invoke_planned(&plan, "here", Some(rec.clone().into()), &None, sink)?;
+        if let Some(t) = last {
+            sink(t)?;
+        }
+        Ok(n)
     }
 
     fn sig() -> BoxSig {
@@ -622,9 +637,16 @@ mod tests {
     fn raw_run(echo: RawEcho, rec: Record) -> (Result<usize, RunError>, Vec<Record>) {
         let plan = FiringPlan::new(&sig(), std::sync::Arc::new(echo));
         let mut got = Vec::new();
-        let r = invoke_planned(&plan, "here", Some(rec.into()), &None, &mut |t| {
+        let mut sink = |t: Token| {
             got.push(t.rec.into_record());
             Ok(())
+        };
+        let r = invoke_planned(&plan, "here", Some(rec.into()), &None, &mut sink);
+        let r = r.map(|(n, last)| {
+            if let Some(t) = last {
+                sink(t).expect("the sink takes every record");
+            }
+            n
         });
         (r, got)
     }

@@ -855,14 +855,9 @@ impl<'a> Walker<'a> {
                 "run_box on a non-box instance",
             ));
         };
-        let mut last: Option<(BoxRef<'w>, Token)> = None;
-        let mut emit = |tok: Token, sink: &mut dyn FnMut(Step<'w>)| {
-            // The record before this one goes on first: emission order is kept.
-            if let Some((next, t)) = last.take() {
-                sink(Step::Box(next, t));
-            }
+        let emit = |tok: Token, sink: &mut dyn FnMut(Step<'w>)| {
             if let Some(next) = self.straight_on(&leaf, &tok)? {
-                last = Some((self.box_ref(next), tok));
+                sink(Step::Box(self.box_ref(next), tok));
                 return Ok(());
             }
             self.walk(Pos::Leave(leaf.arc()), tok, sink)
@@ -870,11 +865,22 @@ impl<'a> Walker<'a> {
         let node = self.net.node(leaf.node);
         let had_input = input.is_some();
         // The records a failing call emitted are not counted: the run stops with the
-        // call's error and reports no figures.
-        let emitted =
+        // call's error and reports no figures. Every record but the last went on as it
+        // was emitted; the last one comes back from the call.
+        let (emitted, held) =
             box_call::invoke_planned(&self.plans[bi], &node.loc, input, &ctx, &mut |tok| {
                 emit(tok, &mut *sink)
             })?;
+        let last = match held {
+            Some(tok) => match self.straight_on(&leaf, &tok)? {
+                Some(next) => Some((self.box_ref(next), tok)),
+                None => {
+                    self.walk(Pos::Leave(leaf.arc()), tok, sink)?;
+                    None
+                }
+            },
+            None => None,
+        };
         self.counters.fired(had_input, emitted);
         if ctx.is_none() {
             // Outside every deterministic combinator: no frame to complete (and no
@@ -957,10 +963,13 @@ impl<'a> Walker<'a> {
         let had_input = input.is_some();
         // The records a failing call emitted are not counted: the run stops with the
         // call's error and reports no figures.
-        let emitted =
+        let (emitted, last) =
             box_call::invoke_planned(&self.plans[bi], &node.loc, input, &ctx, &mut |tok| {
                 emit(tok, &mut *sink)
             })?;
+        if let Some(tok) = last {
+            emit(tok, &mut *sink)?;
+        }
         self.counters.fired(had_input, emitted);
         if ctx.is_none() {
             // Outside every deterministic combinator: no frame to complete (and no

@@ -331,7 +331,7 @@ fn box_thread(env: Env<'_, '_, '_>, leaf: Arc<Inst>, inbox: Arc<Inbox>, fb: usiz
             }
             let mut sink = |s| dispatch(&env, s, Some(fb));
             let r = catch_unwind(AssertUnwindSafe(|| {
-                shared.walker.run_box(
+                shared.walker.fire(
                     shared.walker.box_ref(&leaf),
                     job.rec.take(),
                     job.ctx,
@@ -339,7 +339,9 @@ fn box_thread(env: Env<'_, '_, '_>, leaf: Arc<Inst>, inbox: Arc<Inbox>, fb: usiz
                 )
             }));
             match r {
-                Ok(Ok(())) => {}
+                Ok(Ok(None)) => {}
+                // The firing's last record, going straight on to a box.
+                Ok(Ok(Some((next, tok)))) => dispatch(&env, Step::Box(next, tok), Some(fb)),
                 Ok(Err(e)) => shared.fail(e),
                 Err(p) => shared.fail(RunError::new(
                     "threads engine",

@@ -635,7 +635,7 @@ impl BoxTask {
         let mut looped = false;
         let mut sink = |s| looped |= step(run, s, fb, Here::Task);
         let r = catch_unwind(AssertUnwindSafe(|| {
-            run.walker.run_box(
+            run.walker.fire(
                 run.walker.box_ref(&self.leaf),
                 job.rec.take(),
                 job.ctx,
@@ -643,7 +643,12 @@ impl BoxTask {
             )
         }));
         match r {
-            Ok(Ok(())) => {}
+            Ok(Ok(None)) => {}
+            // The firing's last record, going straight on to a box: queued there
+            // without a step through the sink.
+            Ok(Ok(Some((next, tok)))) => {
+                looped |= push(run, next, Job::new(Some(tok.rec), tok.ctx), fb, Here::Task);
+            }
             Ok(Err(e)) => run.fail(e),
             Err(p) => {
                 let msg = snet_core::box_call::panic_message(&*p);
