@@ -401,7 +401,9 @@ fn invoke_with(
     // The input record becomes what the box does not take, in place, in its slot (a
     // record is about a hundred bytes: moving it cost a copy, often with a
     // store-forwarding stall).
-    let mut empty = Record::EMPTY;
+    // An initialiser's stand-in: nothing is ever put in it (it has no input labels),
+    // so it owns nothing and is not dropped (its drop was a call per firing).
+    let mut empty = std::mem::ManuallyDrop::new(Record::EMPTY);
     let rest: &mut Record = match &mut input {
         Some(r) => r,
         None => &mut empty,
