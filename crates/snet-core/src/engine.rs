@@ -389,8 +389,35 @@ impl Counters {
     /// A box invocation returned after emitting `emitted` records; `consumed`: it had
     /// an input record (not an initialiser). One shard update per firing (its records
     /// are counted here rather than one by one as they are emitted).
+    #[inline]
     pub fn fired(&self, consumed: bool, emitted: usize) {
         let (i, s) = self.shard();
+        if i == SHARED_SHARD {
+            return self.fired_shared(s, consumed, emitted);
+        }
+        // An exclusive shard (the common case): plain loads and stores, one test.
+        let plain = |a: &AtomicU64, n: u64| {
+            a.store(a.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed);
+        };
+        plain(&s.box_calls, 1);
+        plain(&s.created, emitted as u64);
+        plain(&s.consumed, u64::from(consumed));
+        let d = emitted as i64 - i64::from(consumed);
+        s.flight.store(
+            s.flight.load(Ordering::Relaxed).wrapping_add(d),
+            Ordering::Relaxed,
+        );
+        let before = s.events.load(Ordering::Relaxed);
+        s.events.store(before.wrapping_add(1), Ordering::Relaxed);
+        if before.is_multiple_of(PEAK_SAMPLE) {
+            self.sample_peak();
+        }
+    }
+
+    /// [`Counters::fired`] on the shared shard (threads beyond the exclusive shards).
+    #[cold]
+    fn fired_shared(&self, s: &Shard, consumed: bool, emitted: usize) {
+        let i = SHARED_SHARD;
         bump_in(i, &s.box_calls, 1);
         bump_in(i, &s.created, emitted as u64);
         bump_in(i, &s.consumed, u64::from(consumed));
