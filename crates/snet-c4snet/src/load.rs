@@ -104,7 +104,11 @@ impl BoxFn for CBox {
         args: &[abi::Slot],
         out: &mut dyn Emitter,
     ) -> Result<(), BoxFailure> {
-        if kinds != &self.inputs[..] {
+        // Compared element by element: a call to `memcmp` for the usual one or two
+        // kinds cost more than the comparison.
+        if kinds.len() != self.inputs.len()
+            || kinds.iter().zip(&self.inputs[..]).any(|(a, b)| a != b)
+        {
             // SAFETY: the caller's contract: the slots hold what `kinds` says.
             unsafe { snet_core::boxes::release_slots(kinds, args) };
             return Err(BoxFailure(format!(

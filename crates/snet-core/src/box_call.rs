@@ -85,10 +85,12 @@ impl<'a, S: FnMut(Token) -> Result<(), RunError>> BoxEmitter<'a, S> {
     /// Completes `rec` (the emitted labels written) with flow inheritance and sends it.
     #[inline(always)]
     fn send(&mut self, mut rec: Rec) -> Result<(), BoxFailure> {
-        // A box that takes every label of its input leaves nothing to inherit.
-        let rest = self.rest();
-        if !rest.is_empty() {
-            rec.inherit_from(rest);
+        // A box that takes every label of its input leaves nothing to inherit (and
+        // its first emission took the input's slot: no rest to look at).
+        if let Some(rest) = &self.rest {
+            if !rest.is_empty() {
+                rec.inherit_from(rest);
+            }
         }
         ctx_add(self.ctx, 1);
         self.emitted += 1;
