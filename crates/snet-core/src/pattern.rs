@@ -31,6 +31,42 @@ pub fn matches_any(rec: &Record, ps: &[GuardedPattern]) -> Result<bool, EvalErro
     Ok(false)
 }
 
+/// A list of patterns compiled once for a test made at every record (a star's exit
+/// test, issue 34): patterns without guards need no expression evaluation, and one
+/// pattern of one label is one lookup.
+#[derive(Debug, Clone)]
+pub enum PatternTest {
+    /// One pattern of one label, no guard.
+    One(crate::Label),
+    /// Patterns without guards: their labels.
+    Plain(Box<[Box<[crate::Label]>]>),
+    /// Some pattern has a guard: [`matches_any`].
+    Guarded,
+}
+
+impl PatternTest {
+    /// The test of `ps`.
+    pub fn new(ps: &[GuardedPattern]) -> PatternTest {
+        if ps.iter().any(|p| p.guard.is_some()) {
+            return PatternTest::Guarded;
+        }
+        match ps {
+            [p] if p.labels.len() == 1 => PatternTest::One(p.labels[0]),
+            _ => PatternTest::Plain(ps.iter().map(|p| p.labels.clone().into()).collect()),
+        }
+    }
+
+    /// [`matches_any`]`(rec, ps)`, where `ps` are the patterns this test was made of.
+    #[inline]
+    pub fn matches(&self, rec: &Record, ps: &[GuardedPattern]) -> Result<bool, EvalError> {
+        match self {
+            PatternTest::One(l) => Ok(rec.has(*l)),
+            PatternTest::Plain(v) => Ok(v.iter().any(|p| matches_labels(rec, p))),
+            PatternTest::Guarded => matches_any(rec, ps),
+        }
+    }
+}
+
 /// Routing score of `rec` against variant `v`, or `None` if `rec` is not acceptable
 /// (spec §7.8 step 2): every field and tag of `v` present, every binding tag of `rec`
 /// listed in `v`; score = fields + tags of `v` + binding tags of `rec`.
@@ -102,6 +138,53 @@ mod tests {
     use super::*;
     use crate::net::variant;
     use crate::{Label, Value};
+
+    #[test]
+    fn a_compiled_pattern_test_agrees_with_matching_each_pattern() {
+        use crate::tagexpr::{BinOp, TagExpr};
+        let (a, b, t) = (Label::field("A"), Label::field("B"), Label::tag("t"));
+        let plain = |ls: Vec<Label>| GuardedPattern {
+            labels: variant(ls),
+            guard: None,
+        };
+        let guarded = GuardedPattern {
+            labels: variant(vec![t]),
+            guard: Some(TagExpr::Binary(
+                BinOp::Gt,
+                Box::new(TagExpr::Label(t)),
+                Box::new(TagExpr::Int(2)),
+            )),
+        };
+        let lists = [
+            vec![plain(vec![b])],
+            vec![plain(vec![a, t])],
+            vec![plain(vec![b]), plain(vec![a, t])],
+            vec![plain(vec![])],
+            vec![],
+            vec![plain(vec![b]), guarded.clone()],
+            vec![guarded],
+        ];
+        let records = [
+            Record::new().with_field("A", Value::int(1)),
+            Record::new().with_field("B", Value::int(1)),
+            Record::new()
+                .with_field("A", Value::int(1))
+                .with_tag("t", 1),
+            Record::new()
+                .with_field("A", Value::int(1))
+                .with_tag("t", 3),
+            Record::new(),
+        ];
+        for ps in &lists {
+            let test = PatternTest::new(ps);
+            for r in &records {
+                assert_eq!(test.matches(r, ps), matches_any(r, ps), "{ps:?} on {r:?}");
+            }
+        }
+        assert!(matches!(PatternTest::new(&lists[0]), PatternTest::One(l) if l == b));
+        assert!(matches!(PatternTest::new(&lists[2]), PatternTest::Plain(_)));
+        assert!(matches!(PatternTest::new(&lists[5]), PatternTest::Guarded));
+    }
 
     #[test]
     fn ties_go_left_and_btags_restrict() {

@@ -113,6 +113,8 @@ pub struct Walker<'a> {
     pub boxes: &'a BoxTable,
     /// Firing plans by box index (made once, no lookup per call).
     plans: Vec<box_call::FiringPlan>,
+    /// Star exit tests by node (compiled once; `Guarded` for nodes that are not stars).
+    exit_tests: Vec<pattern::PatternTest>,
     /// Instance creation counter.
     pub insts: InstCounter,
     /// Run counters.
@@ -290,10 +292,19 @@ impl<'a> Walker<'a> {
                 }
             }
         }
+        let exit_tests = net
+            .nodes
+            .iter()
+            .map(|n| match &n.kind {
+                NodeKind::Star { exits, .. } => pattern::PatternTest::new(exits),
+                _ => pattern::PatternTest::Guarded,
+            })
+            .collect();
         Ok(Walker {
             net,
             boxes,
             plans,
+            exit_tests,
             insts: InstCounter::default(),
             counters: Counters::default(),
             dist: None,
@@ -910,8 +921,9 @@ impl<'a> Walker<'a> {
         let NodeKind::Star { exits, .. } = &self.net.node(star).kind else {
             unreachable!("stage of a non-star node")
         };
-        let exit =
-            pattern::matches_any(rec, exits).map_err(|e| self.err_at(star, rec, e.to_string()))?;
+        let exit = self.exit_tests[star as usize]
+            .matches(rec, exits)
+            .map_err(|e| self.err_at(star, rec, e.to_string()))?;
         if !exit {
             if let Some(n) = stage.next_stage.get() {
                 if !n.is_identity() {
