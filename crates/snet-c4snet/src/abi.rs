@@ -361,6 +361,14 @@ unsafe extern "C" fn c_create(ty: c_int, size: usize, data: *const c_void) -> *m
     let Some(t) = ctype_of(ty, "C4SNetCreate") else {
         return ptr::null_mut();
     };
+    // The common call: one small scalar (from the per-thread pool, see `alloc_value`).
+    if size == 1 && t.size() < 16 && !data.is_null() {
+        let v = Value::alloc_raw(t, 1, true);
+        // SAFETY: the caller passes one element of `type` at `data` (spec §12.5); `v`
+        // is not shared yet and holds `t.size()` bytes.
+        unsafe { ptr::copy_nonoverlapping(data.cast::<u8>(), v.data_ptr(), t.size()) };
+        return v.into_raw();
+    }
     let Some(bytes) = size.checked_mul(t.size()) else {
         fail(format!("C4SNetCreate: {size} elements are too many"));
         return ptr::null_mut();
