@@ -364,9 +364,18 @@ unsafe extern "C" fn c_create(ty: c_int, size: usize, data: *const c_void) -> *m
     // The common call: one small scalar (from the per-thread pool, see `alloc_value`).
     if size == 1 && t.size() < 16 && !data.is_null() {
         let v = Value::alloc_raw(t, 1, true);
+        let (src, dst) = (data.cast::<u8>(), v.data_ptr());
         // SAFETY: the caller passes one element of `type` at `data` (spec §12.5); `v`
-        // is not shared yet and holds `t.size()` bytes.
-        unsafe { ptr::copy_nonoverlapping(data.cast::<u8>(), v.data_ptr(), t.size()) };
+        // is not shared yet and holds `t.size()` bytes. Constant sizes: no `memcpy`.
+        unsafe {
+            match t.size() {
+                1 => ptr::copy_nonoverlapping(src, dst, 1),
+                2 => ptr::copy_nonoverlapping(src, dst, 2),
+                4 => ptr::copy_nonoverlapping(src, dst, 4),
+                8 => ptr::copy_nonoverlapping(src, dst, 8),
+                n => ptr::copy_nonoverlapping(src, dst, n),
+            }
+        }
         return v.into_raw();
     }
     let Some(bytes) = size.checked_mul(t.size()) else {
@@ -387,17 +396,8 @@ unsafe extern "C" fn c_create(ty: c_int, size: usize, data: *const c_void) -> *m
         return ptr::null_mut();
     };
     let n = src.len().min(v.byte_len());
-    let dst = v.data_ptr();
-    // SAFETY: `v` is not shared yet and its storage holds at least `byte_len` bytes;
-    // `src` holds `n` bytes. A scalar's few bytes are copied in place (a call to
-    // `memcpy` cost as much as the rest of a small `C4SNetCreate`).
-    unsafe {
-        match n {
-            4 => ptr::copy_nonoverlapping(src.as_ptr(), dst, 4),
-            8 => ptr::copy_nonoverlapping(src.as_ptr(), dst, 8),
-            _ => ptr::copy_nonoverlapping(src.as_ptr(), dst, n),
-        }
-    }
+    // SAFETY: `v` is not shared yet and its storage holds at least `byte_len` bytes.
+    unsafe { ptr::copy_nonoverlapping(src.as_ptr(), v.data_ptr(), n) };
     v.into_raw()
 }
 
