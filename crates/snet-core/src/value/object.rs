@@ -10,11 +10,18 @@
 //! Memory ordering: reference counting is `std::sync::Arc`'s (Release on decrement,
 //! Acquire fence before free).
 //!
-//! Reuse: a scalar object whose last reference C box code releases (`C4SNetFree`)
-//! goes to a small per-thread pool, and the thread's next `C4SNetCreate`/`C4SNetAlloc`
-//! of an object that small takes it back, retyped and zeroed (issue 26: a C box that
-//! replaces a scalar field costs no heap allocation per firing). Only the C interface
-//! uses the pool: a pool on every drop of a value cost 4-5 % on `deep` and `synchro`.
+//! Layout: an object (with its reference counts) is one cache line, aligned on one:
+//! objects that different workers write (their reference counts) never share a line
+//! (false sharing between neighbouring values cost `deep` at two workers about a fifth
+//! of its CPU, issue 34).
+//!
+//! Reuse: an object with inline storage (every scalar) whose last reference goes is kept
+//! in a per-thread pool, and the thread's next object that small takes it back, retyped
+//! and zeroed (issue 26: a C box that replaces a scalar field costs no heap allocation
+//! per firing). A thread that frees more than it makes (the output writer) hands batches
+//! to one that makes more than it frees (the input reader) through a small global
+//! spare list: aligned allocation through the system allocator is slow, so objects are
+//! allocated once and go round.
 
 use std::cell::UnsafeCell;
 use std::fmt;
@@ -115,6 +122,7 @@ impl CType {
     }
 }
 
+#[repr(align(64))]
 struct Object {
     ctype: CType,
     scalar: bool,
@@ -133,9 +141,14 @@ unsafe impl Sync for Object {}
 // SAFETY: no thread-affine state.
 unsafe impl Send for Object {}
 
-/// Scalar objects C box code freed, kept per thread for its next `C4SNetCreate` (see
-/// [`Value::release_raw`]).
-const POOL_MAX: usize = 64;
+/// Objects with inline storage whose last reference went, kept per thread for its next
+/// small object (see [`Value::alloc`]).
+const POOL_MAX: usize = 128;
+/// Objects move between threads in batches of this many (see [`SPARE`]).
+const BATCH: usize = 64;
+/// Batches the global spare list holds at most (512 KiB of objects); beyond, objects
+/// are freed.
+const SPARE_MAX: usize = 128;
 
 /// A thread's spare objects, each the only reference to its object (from
 /// `Arc::into_raw`).
@@ -155,6 +168,91 @@ thread_local! {
     static POOL: Pool = const { Pool(UnsafeCell::new(Vec::new())) };
 }
 
+/// A batch of spare objects moving between threads.
+struct Batch(Vec<*const Object>);
+
+// SAFETY: a batch holds the only references to its objects (pooled pointers, see
+// `Pool`); moving it moves them, and `Object` is `Send`.
+unsafe impl Send for Batch {}
+
+/// Batches of spare objects any thread may take.
+static SPARE: std::sync::Mutex<Vec<Batch>> = std::sync::Mutex::new(Vec::new());
+/// Batches in [`SPARE`] (read without the lock: a thread with an empty pool looks only
+/// when there is something).
+static SPARE_BATCHES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+fn spare() -> std::sync::MutexGuard<'static, Vec<Batch>> {
+    SPARE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Keeps `p`, the only reference to an object with inline storage (from
+/// `Arc::into_raw`), in this thread's pool; frees it when the thread's pool is gone.
+#[inline]
+fn pool_put(p: *const Object) {
+    let kept = POOL
+        .try_with(|pool| {
+            // SAFETY: this thread's pool; nothing below reaches it again (freeing an
+            // object drops no value).
+            let v = unsafe { &mut *pool.0.get() };
+            if v.len() >= POOL_MAX {
+                spill(v);
+            }
+            v.push(p);
+        })
+        .is_ok();
+    if !kept {
+        // SAFETY: the only reference, released once.
+        drop(unsafe { Arc::from_raw(p) });
+    }
+}
+
+/// Moves a batch of a full pool to the spare list (or frees it when that is full).
+#[cold]
+fn spill(v: &mut Vec<*const Object>) {
+    let batch = Batch(v.split_off(v.len() - BATCH));
+    let mut sp = spare();
+    if sp.len() < SPARE_MAX {
+        sp.push(batch);
+        SPARE_BATCHES.store(sp.len(), std::sync::atomic::Ordering::Relaxed);
+        return;
+    }
+    drop(sp);
+    for p in batch.0 {
+        // SAFETY: pooled pointers are the only references to their objects.
+        drop(unsafe { Arc::from_raw(p) });
+    }
+}
+
+/// A pooled object (the only reference to it), if this thread or the spare list has
+/// one.
+#[inline]
+fn pool_take() -> Option<*const Object> {
+    POOL.try_with(|pool| {
+        // SAFETY: this thread's pool; nothing below reaches it again.
+        let v = unsafe { &mut *pool.0.get() };
+        match v.pop() {
+            Some(p) => Some(p),
+            None => refill(v),
+        }
+    })
+    .ok()
+    .flatten()
+}
+
+/// Refills an empty pool with a batch from the spare list and takes one object.
+#[cold]
+fn refill(v: &mut Vec<*const Object>) -> Option<*const Object> {
+    if SPARE_BATCHES.load(std::sync::atomic::Ordering::Relaxed) == 0 {
+        return None;
+    }
+    let mut sp = spare();
+    let batch = sp.pop()?;
+    SPARE_BATCHES.store(sp.len(), std::sync::atomic::Ordering::Relaxed);
+    drop(sp);
+    *v = batch.0;
+    v.pop()
+}
+
 /// The element count and storage bytes of an object of `len` elements of `ctype`: a
 /// scalar has one element, and a `char` or `unsigned char` array gets one zero byte
 /// more than it holds (see [`Value::alloc`]). Storage of up to 16 bytes is inline.
@@ -166,7 +264,39 @@ fn storage(ctype: CType, len: usize, scalar: bool) -> (usize, usize) {
 
 /// A reference-counted C4SNet data object (spec §12.5). `Clone` is `C4SNetShallowCopy`.
 #[derive(Clone)]
-pub struct Value(Arc<Object>);
+pub struct Value(std::mem::ManuallyDrop<Arc<Object>>);
+
+impl Drop for Value {
+    /// The last reference to an object with inline storage keeps the object for reuse
+    /// (see the module doc); any other drop is `Arc`'s.
+    #[inline]
+    fn drop(&mut self) {
+        // SAFETY: the reference is taken once, here; `self.0` is not used afterwards.
+        let a = unsafe { std::mem::ManuallyDrop::take(&mut self.0) };
+        if a.heap.is_empty() && Arc::strong_count(&a) == 1 {
+            // The last reference (values never make weak ones): nobody else can reach
+            // the object. The fence orders its reuse after every other owner's
+            // release, as `Arc`'s own free does.
+            std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
+            pool_put(Arc::into_raw(a));
+        } else {
+            release(a);
+        }
+    }
+}
+
+/// Drops a reference that is not the last one to a small object (kept out of line: the
+/// common drop is the pooled one).
+#[inline(never)]
+fn release(a: Arc<Object>) {
+    drop(a);
+}
+
+/// A value holding `a`.
+#[inline]
+fn wrap(a: Arc<Object>) -> Value {
+    Value(std::mem::ManuallyDrop::new(a))
+}
 
 impl Value {
     /// A new object of `len` zeroed elements; `scalar` objects have exactly one element.
@@ -175,10 +305,32 @@ impl Value {
     /// part of its data: C4SNet promises no terminator (spec §12.5), but box code
     /// written for the classic runtime often treats such an array as a C string
     /// (`strlen`, `printf("%s")`) and must not read past its end.
+    #[inline]
     pub fn alloc(ctype: CType, len: usize, scalar: bool) -> Value {
         let (len, bytes) = storage(ctype, len, scalar);
+        if bytes <= 16 {
+            if let Some(obj) = pool_take() {
+                // SAFETY: a pooled pointer is the only reference to its object (see
+                // `Value::drop`), so the object may be written, and it becomes the
+                // reference returned.
+                unsafe {
+                    let o = &mut *obj.cast_mut();
+                    o.ctype = ctype;
+                    o.scalar = scalar;
+                    o.len = len;
+                    *o.inline.get_mut() = 0;
+                    return wrap(Arc::from_raw(obj));
+                }
+            }
+        }
+        Value::alloc_new(ctype, len, scalar, bytes)
+    }
+
+    /// [`Value::alloc`] of a new object (`len` elements, `bytes` of storage).
+    #[inline(never)]
+    fn alloc_new(ctype: CType, len: usize, scalar: bool, bytes: usize) -> Value {
         let words = bytes.div_ceil(16).max(1);
-        Value(Arc::new(Object {
+        wrap(Arc::new(Object {
             ctype,
             scalar,
             len,
@@ -320,7 +472,10 @@ impl Value {
 
     /// Hands this reference to C as an opaque `c4snet_data_t *`.
     pub fn into_raw(self) -> *mut std::ffi::c_void {
-        Arc::into_raw(self.0).cast_mut().cast()
+        let mut me = std::mem::ManuallyDrop::new(self);
+        // SAFETY: `me` is never dropped; its reference is taken once, here.
+        let a = unsafe { std::mem::ManuallyDrop::take(&mut me.0) };
+        Arc::into_raw(a).cast_mut().cast()
     }
 
     /// Takes back one reference handed out by [`Value::into_raw`].
@@ -329,44 +484,33 @@ impl Value {
     /// `p` must come from `into_raw` and its reference must not have been taken back yet.
     pub unsafe fn from_raw(p: *mut std::ffi::c_void) -> Value {
         // SAFETY: guaranteed by the caller.
-        Value(unsafe { Arc::from_raw(p.cast_const().cast::<Object>()) })
+        wrap(unsafe { Arc::from_raw(p.cast_const().cast::<Object>()) })
     }
 
     /// Releases one reference handed out by [`Value::into_raw`] (`C4SNetFree`); the
-    /// last reference to an object with inline storage (every scalar) is kept in a
-    /// small per-thread pool that [`Value::alloc_raw`] takes from, so that box code
-    /// that frees a scalar and creates the next one allocates nothing (issue 26).
+    /// last reference to an object with inline storage (every scalar) is kept for the
+    /// thread's next small object, so that box code that frees a scalar and creates
+    /// the next one allocates nothing (issue 26).
     ///
     /// # Safety
     /// As for [`Value::from_raw`]: `p` must come from `into_raw`, and its reference
     /// must not have been taken back yet.
+    #[inline(always)]
     pub unsafe fn release_raw(p: *mut std::ffi::c_void) {
         let obj = p.cast_const().cast::<Object>();
         // SAFETY: the caller holds one reference for the whole call.
         let (inline, count) =
             unsafe { Value::with_raw(p, |v| (v.0.heap.is_empty(), v.ref_count())) };
         if inline && count == 1 {
-            // The last reference (values never make weak ones): nobody else can reach
-            // the object. The fence orders its reuse after every other owner's
-            // release, as `Arc`'s own free does.
+            // As `Value::drop` does, here without a call to the drop glue (every C box
+            // firing releases a value).
             std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
-            let kept = POOL
-                .try_with(|pool| {
-                    // SAFETY: this thread's pool; nothing below reaches it again.
-                    let v = unsafe { &mut *pool.0.get() };
-                    let room = v.len() < POOL_MAX;
-                    if room {
-                        v.push(obj);
-                    }
-                    room
-                })
-                .unwrap_or(false);
-            if kept {
-                return;
-            }
+            pool_put(obj);
+            return;
         }
-        // SAFETY: the caller's reference, released once.
-        drop(unsafe { Value::from_raw(p) });
+        // SAFETY: the caller's reference, released once; not the last reference to a
+        // small object, so the plain `Arc` drop.
+        drop(unsafe { Arc::from_raw(obj) });
     }
 
     /// A new object of `len` zeroed elements, or `None` when the memory cannot be had
@@ -392,7 +536,7 @@ impl Value {
         // SAFETY: `p` is a fresh allocation of `words` zeroed cells with the layout of
         // `[UnsafeCell<u128>]` from the global allocator, which `Box` frees with it.
         let heap = unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(p, words)) };
-        Some(Value(Arc::new(Object {
+        Some(wrap(Arc::new(Object {
             ctype,
             scalar,
             len: n,
@@ -401,32 +545,10 @@ impl Value {
         })))
     }
 
-    /// A new object of `len` zeroed elements (`C4SNetAlloc`, `C4SNetCreate`): reuses
-    /// an object [`Value::release_raw`] kept when it has inline storage.
+    /// A new object of `len` zeroed elements (`C4SNetAlloc`, `C4SNetCreate`): as
+    /// [`Value::alloc`] (which reuses an object with inline storage).
+    #[inline]
     pub fn alloc_raw(ctype: CType, len: usize, scalar: bool) -> Value {
-        let (n, bytes) = storage(ctype, len, scalar);
-        if bytes <= 16 {
-            let spare = POOL
-                .try_with(|pool| {
-                    // SAFETY: this thread's pool; nothing below reaches it again.
-                    unsafe { &mut *pool.0.get() }.pop()
-                })
-                .ok()
-                .flatten();
-            if let Some(obj) = spare {
-                // SAFETY: a pooled pointer is the only reference to its object (see
-                // `release_raw`), so the object may be written, and it becomes the
-                // reference returned.
-                unsafe {
-                    let o = &mut *obj.cast_mut();
-                    o.ctype = ctype;
-                    o.scalar = scalar;
-                    o.len = n;
-                    *o.inline.get_mut() = 0;
-                    return Value(Arc::from_raw(obj));
-                }
-            }
-        }
         Value::alloc(ctype, len, scalar)
     }
 
@@ -467,6 +589,31 @@ impl fmt::Debug for Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_object_is_one_cache_line_and_is_reused_only_after_its_last_reference() {
+        let addr = |v: &Value| Arc::as_ptr(&v.0) as usize;
+        let a = Value::int(7);
+        assert_eq!(addr(&a) % 64, 0, "line-aligned");
+        assert_eq!(std::mem::size_of::<Object>() % 64, 0);
+        // A live object is never handed out again.
+        let keep = a.clone();
+        drop(a);
+        let b = Value::double(1.5);
+        assert_ne!(addr(&b), addr(&keep));
+        assert_eq!(keep.as_i32(), Some(7));
+        // After its last reference, the thread's next small object is that one, new.
+        let at = addr(&keep);
+        drop(keep);
+        let c = Value::alloc(CType::Char, 3, false);
+        assert_eq!(addr(&c), at, "reused");
+        assert_eq!((c.ctype(), c.len(), c.is_scalar()), (CType::Char, 3, false));
+        assert_eq!(c.bytes(), [0, 0, 0], "zeroed");
+        // Objects with heap storage are not pooled: a big array's drop frees it.
+        let big = Value::alloc(CType::Int, 100, false);
+        drop(big);
+        assert_eq!(b.get_f64(0), Some(1.5));
+    }
 
     #[test]
     fn try_alloc_refuses_what_cannot_be_had_and_agrees_with_alloc_otherwise() {
