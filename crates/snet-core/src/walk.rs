@@ -808,14 +808,24 @@ impl<'a> Walker<'a> {
         ctx: crate::det::Ctx,
         sink: &mut dyn FnMut(Step<'w>),
     ) -> Result<(), RunError> {
-        let mut emit = |tok: Token, sink: &mut dyn FnMut(Step<'w>)| {
-            if let Some(next) = self.straight_on(&leaf, &tok)? {
-                sink(Step::Box(self.box_ref(next), tok));
-                return Ok(());
-            }
-            self.walk(Pos::Leave(leaf.arc()), tok, sink)
-        };
+        let mut emit = |tok: Token, sink: &mut dyn FnMut(Step<'w>)| self.emit_on(leaf, tok, sink);
         self.invoke_box(&leaf, input, ctx, &mut emit, sink)
+    }
+
+    /// Walks a record that `leaf` emitted on: straight to the box it goes on to, if any
+    /// (see [`Walker::straight_on`]), else from `leaf`.
+    #[inline(always)]
+    fn emit_on<'w>(
+        &'w self,
+        leaf: BoxRef<'w>,
+        tok: Token,
+        sink: &mut dyn FnMut(Step<'w>),
+    ) -> Result<(), RunError> {
+        if let Some(next) = self.straight_on(&leaf, &tok)? {
+            sink(Step::Box(self.box_ref(next), tok));
+            return Ok(());
+        }
+        self.walk(Pos::Leave(leaf.arc()), tok, sink)
     }
 
     /// The box a record that `leaf` emitted goes straight on to, if any: the next box
@@ -859,29 +869,11 @@ impl<'a> Walker<'a> {
         ctx: crate::det::Ctx,
         sink: &mut dyn FnMut(Step<'w>),
     ) -> Result<Option<(BoxRef<'w>, Token)>, RunError> {
-        let Some(bi) = leaf.box_index() else {
-            return Err(RunError::new(
-                "engine",
-                None,
-                "run_box on a non-box instance",
-            ));
-        };
-        let emit = |tok: Token, sink: &mut dyn FnMut(Step<'w>)| {
-            if let Some(next) = self.straight_on(&leaf, &tok)? {
-                sink(Step::Box(self.box_ref(next), tok));
-                return Ok(());
-            }
-            self.walk(Pos::Leave(leaf.arc()), tok, sink)
-        };
-        let node = self.net.node(leaf.node);
+        let mut emit = |tok: Token, sink: &mut dyn FnMut(Step<'w>)| self.emit_on(leaf, tok, sink);
+        // Every record but the last went on as it was emitted; the last one comes back
+        // from the call.
         let had_input = input.is_some();
-        // The records a failing call emitted are not counted: the run stops with the
-        // call's error and reports no figures. Every record but the last went on as it
-        // was emitted; the last one comes back from the call.
-        let (emitted, held) =
-            box_call::invoke_planned(&self.plans[bi], &node.loc, input, &ctx, &mut |tok| {
-                emit(tok, &mut *sink)
-            })?;
+        let (emitted, held) = self.call(&leaf, input, &ctx, &mut emit, sink)?;
         let last = match held {
             Some(tok) => match self.straight_on(&leaf, &tok)? {
                 Some(next) => Some((self.box_ref(next), tok)),
@@ -964,21 +956,8 @@ impl<'a> Walker<'a> {
         emit: &mut impl FnMut(Token, &mut dyn FnMut(Step<'w>)) -> Result<(), RunError>,
         sink: &mut dyn FnMut(Step<'w>),
     ) -> Result<(), RunError> {
-        let Some(bi) = leaf.box_index() else {
-            return Err(RunError::new(
-                "engine",
-                None,
-                "run_box on a non-box instance",
-            ));
-        };
-        let node = self.net.node(leaf.node);
         let had_input = input.is_some();
-        // The records a failing call emitted are not counted: the run stops with the
-        // call's error and reports no figures.
-        let (emitted, last) =
-            box_call::invoke_planned(&self.plans[bi], &node.loc, input, &ctx, &mut |tok| {
-                emit(tok, &mut *sink)
-            })?;
+        let (emitted, last) = self.call(leaf, input, &ctx, emit, sink)?;
         if let Some(tok) = last {
             emit(tok, &mut *sink)?;
         }
@@ -989,6 +968,32 @@ impl<'a> Walker<'a> {
             return Ok(());
         }
         self.release(&ctx, sink)
+    }
+
+    /// Calls box `leaf` on `input` through its plan, every emitted record but the last to
+    /// `emit` as it comes; returns the number emitted and the last one. The records a
+    /// failing call emitted are not counted: the run stops with the call's error and
+    /// reports no figures.
+    #[inline(always)]
+    fn call<'w>(
+        &'w self,
+        leaf: &Inst,
+        input: Option<Rec>,
+        ctx: &crate::det::Ctx,
+        emit: &mut impl FnMut(Token, &mut dyn FnMut(Step<'w>)) -> Result<(), RunError>,
+        sink: &mut dyn FnMut(Step<'w>),
+    ) -> Result<(usize, Option<Token>), RunError> {
+        let Some(bi) = leaf.box_index() else {
+            return Err(RunError::new(
+                "engine",
+                None,
+                "run_box on a non-box instance",
+            ));
+        };
+        let node = self.net.node(leaf.node);
+        box_call::invoke_planned(&self.plans[bi], &node.loc, input, ctx, &mut |tok| {
+            emit(tok, &mut *sink)
+        })
     }
 
     /// Completes a firing's unit of causal context `ctx`: walks the records that
