@@ -315,7 +315,7 @@ fn ctype_of(ty: c_int, func: &str) -> Option<CType> {
 fn alloc_value(func: &str, t: CType, size: usize) -> Option<Value> {
     // Small objects (every scalar) may come from the per-thread pool.
     let v = if size.checked_mul(t.size()).is_some_and(|b| b < 16) {
-        Some(Value::alloc_raw(t, size, size == 1))
+        Some(Value::alloc(t, size, size == 1))
     } else {
         Value::try_alloc(t, size, size == 1)
     };
@@ -363,7 +363,7 @@ unsafe extern "C" fn c_create(ty: c_int, size: usize, data: *const c_void) -> *m
     };
     // The common call: one small scalar (from the per-thread pool, see `alloc_value`).
     if size == 1 && t.size() < 16 && !data.is_null() {
-        let v = Value::alloc_raw(t, 1, true);
+        let v = Value::alloc(t, 1, true);
         let (src, dst) = (data.cast::<u8>(), v.data_ptr());
         // SAFETY: the caller passes one element of `type` at `data` (spec §12.5); `v`
         // is not shared yet and holds `t.size()` bytes. Constant sizes: no `memcpy`.

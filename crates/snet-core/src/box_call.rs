@@ -477,7 +477,16 @@ mod tests {
         sink: &mut impl FnMut(Token) -> Result<(), RunError>,
     ) -> Result<usize, RunError> {
         let plan = FiringPlan::new(sig, std::sync::Arc::new(f));
-        let (n, last) = invoke_planned(&plan, "here", Some(rec.clone().into()), &None, sink)?;
+        run_plan(&plan, rec.clone(), sink)
+    }
+
+    /// Fires `plan` on `rec`, every emitted record (the last one too) to `sink`.
+    fn run_plan(
+        plan: &FiringPlan,
+        rec: Record,
+        sink: &mut impl FnMut(Token) -> Result<(), RunError>,
+    ) -> Result<usize, RunError> {
+        let (n, last) = invoke_planned(plan, "here", Some(rec.into()), &None, sink)?;
         if let Some(t) = last {
             sink(t)?;
         }
@@ -641,16 +650,9 @@ mod tests {
     fn raw_run(echo: RawEcho, rec: Record) -> (Result<usize, RunError>, Vec<Record>) {
         let plan = FiringPlan::new(&sig(), std::sync::Arc::new(echo));
         let mut got = Vec::new();
-        let mut sink = |t: Token| {
+        let r = run_plan(&plan, rec, &mut |t: Token| {
             got.push(t.rec.into_record());
             Ok(())
-        };
-        let r = invoke_planned(&plan, "here", Some(rec.into()), &None, &mut sink);
-        let r = r.map(|(n, last)| {
-            if let Some(t) = last {
-                sink(t).expect("the sink takes every record");
-            }
-            n
         });
         (r, got)
     }

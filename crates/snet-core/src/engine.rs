@@ -219,6 +219,7 @@ fn shard_index() -> usize {
 
 /// Adds `n` to a counter of shard `idx`: a plain load and store on an exclusively owned
 /// shard (no other thread writes it), an atomic add on the shared one.
+#[inline(always)]
 fn bump_in(idx: usize, a: &AtomicU64, n: u64) {
     if idx == SHARED_SHARD {
         a.fetch_add(n, Ordering::Relaxed);
@@ -227,6 +228,7 @@ fn bump_in(idx: usize, a: &AtomicU64, n: u64) {
     }
 }
 
+#[inline(always)]
 fn bump_signed(idx: usize, a: &AtomicI64, n: i64) {
     if idx == SHARED_SHARD {
         a.fetch_add(n, Ordering::Relaxed);
@@ -363,6 +365,7 @@ impl Counters {
         (i, &self.shards[i])
     }
 
+    #[inline(always)]
     fn flight(&self, idx: usize, s: &Shard, d: i64) {
         bump_signed(idx, &s.flight, d);
         let before = s.events.load(Ordering::Relaxed);
@@ -395,29 +398,19 @@ impl Counters {
         if i == SHARED_SHARD {
             return self.fired_shared(s, consumed, emitted);
         }
-        // An exclusive shard (the common case): plain loads and stores, one test.
-        let plain = |a: &AtomicU64, n: u64| {
-            a.store(a.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed);
-        };
-        plain(&s.box_calls, 1);
-        plain(&s.created, emitted as u64);
-        plain(&s.consumed, u64::from(consumed));
-        let d = emitted as i64 - i64::from(consumed);
-        s.flight.store(
-            s.flight.load(Ordering::Relaxed).wrapping_add(d),
-            Ordering::Relaxed,
-        );
-        let before = s.events.load(Ordering::Relaxed);
-        s.events.store(before.wrapping_add(1), Ordering::Relaxed);
-        if before.is_multiple_of(PEAK_SAMPLE) {
-            self.sample_peak();
-        }
+        // An exclusive shard (the common case): the shard test is made once, here; the
+        // body below is compiled knowing its answer.
+        self.fired_in(i, s, consumed, emitted);
     }
 
     /// [`Counters::fired`] on the shared shard (threads beyond the exclusive shards).
     #[cold]
     fn fired_shared(&self, s: &Shard, consumed: bool, emitted: usize) {
-        let i = SHARED_SHARD;
+        self.fired_in(SHARED_SHARD, s, consumed, emitted);
+    }
+
+    #[inline(always)]
+    fn fired_in(&self, i: usize, s: &Shard, consumed: bool, emitted: usize) {
         bump_in(i, &s.box_calls, 1);
         bump_in(i, &s.created, emitted as u64);
         bump_in(i, &s.consumed, u64::from(consumed));

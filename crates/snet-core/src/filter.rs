@@ -84,10 +84,7 @@ pub fn apply_in_place(
             OutItem::Tag { to, value } => tags.push((*to, tag_value(filter, x, *to, value)?)),
         }
     }
-    // Inherited: what is neither in the pattern nor a binding tag (spec §7.2).
-    x.rebuild(fields, tags, |l| {
-        l.kind() != LabelKind::BTag && !filter.pattern.contains(&l)
-    });
+    x.rebuild(fields, tags, |l| inherited(filter, l));
     Ok(1)
 }
 
@@ -150,9 +147,16 @@ fn build_action(
 }
 
 /// Flow inheritance (spec §7.2): labels of `x` outside the pattern, not binding tags.
+/// Whether a filter's outputs inherit input label `l` (spec §7.2): what is neither in
+/// the pattern nor a binding tag.
+#[inline]
+fn inherited(filter: &Filter, l: crate::Label) -> bool {
+    l.kind() != LabelKind::BTag && !filter.pattern.contains(&l)
+}
+
 fn inherit(filter: &Filter, x: Record, outs: &mut [Record]) {
     let mut rest = x;
-    rest.retain_labels(|l| l.kind() == LabelKind::BTag || !filter.pattern.contains(&l));
+    rest.retain_labels(|l| inherited(filter, l));
     let n = outs.len();
     for (i, o) in outs.iter_mut().enumerate() {
         if i + 1 == n {

@@ -272,16 +272,22 @@ impl Drop for Value {
     #[inline]
     fn drop(&mut self) {
         // SAFETY: the reference is taken once, here; `self.0` is not used afterwards.
-        let a = unsafe { std::mem::ManuallyDrop::take(&mut self.0) };
-        if a.heap.is_empty() && Arc::strong_count(&a) == 1 {
-            // The last reference (values never make weak ones): nobody else can reach
-            // the object. The fence orders its reuse after every other owner's
-            // release, as `Arc`'s own free does.
-            std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
-            pool_put(Arc::into_raw(a));
-        } else {
-            release(a);
-        }
+        drop_ref(unsafe { std::mem::ManuallyDrop::take(&mut self.0) });
+    }
+}
+
+/// Drops one reference: the last one to an object with inline storage puts the object
+/// in the pool (see the module doc), any other goes the way of `Arc`.
+#[inline(always)]
+fn drop_ref(a: Arc<Object>) {
+    if a.heap.is_empty() && Arc::strong_count(&a) == 1 {
+        // The last reference (values never make weak ones): nobody else can reach the
+        // object. The fence orders its reuse after every other owner's release, as
+        // `Arc`'s own free does.
+        std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
+        pool_put(Arc::into_raw(a));
+    } else {
+        release(a);
     }
 }
 
@@ -497,20 +503,9 @@ impl Value {
     /// must not have been taken back yet.
     #[inline(always)]
     pub unsafe fn release_raw(p: *mut std::ffi::c_void) {
-        let obj = p.cast_const().cast::<Object>();
-        // SAFETY: the caller holds one reference for the whole call.
-        let (inline, count) =
-            unsafe { Value::with_raw(p, |v| (v.0.heap.is_empty(), v.ref_count())) };
-        if inline && count == 1 {
-            // As `Value::drop` does, here without a call to the drop glue (every C box
-            // firing releases a value).
-            std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
-            pool_put(obj);
-            return;
-        }
-        // SAFETY: the caller's reference, released once; not the last reference to a
-        // small object, so the plain `Arc` drop.
-        drop(unsafe { Arc::from_raw(obj) });
+        // SAFETY: the caller's reference, released once; dropped here without a call
+        // to the drop glue (every C box firing releases a value).
+        drop_ref(unsafe { Arc::from_raw(p.cast_const().cast::<Object>()) });
     }
 
     /// A new object of `len` zeroed elements, or `None` when the memory cannot be had
@@ -543,13 +538,6 @@ impl Value {
             inline: UnsafeCell::new(0),
             heap,
         })))
-    }
-
-    /// A new object of `len` zeroed elements (`C4SNetAlloc`, `C4SNetCreate`): as
-    /// [`Value::alloc`] (which reuses an object with inline storage).
-    #[inline]
-    pub fn alloc_raw(ctype: CType, len: usize, scalar: bool) -> Value {
-        Value::alloc(ctype, len, scalar)
     }
 
     /// Adds one reference to a raw object (`C4SNetShallowCopy`).
@@ -641,7 +629,7 @@ mod tests {
         // SAFETY: `a` came from `into_raw`; its only reference is released here.
         unsafe { Value::release_raw(a) };
         // The next small object C code asks for on this thread is the same memory.
-        let b = Value::alloc_raw(CType::Double, 1, true);
+        let b = Value::alloc(CType::Double, 1, true);
         assert_eq!(b.data_ptr(), addr, "the freed object is reused");
         assert_eq!(
             (b.ctype(), b.len(), b.is_scalar()),
@@ -650,7 +638,7 @@ mod tests {
         assert_eq!(b.get_f64(0), Some(0.0));
         assert_eq!(b.ref_count(), 1);
         // Arrays too, if their storage is inline.
-        let c = Value::alloc_raw(CType::Char, 3, false);
+        let c = Value::alloc(CType::Char, 3, false);
         assert_eq!((c.len(), c.byte_len(), c.is_scalar()), (3, 3, false));
     }
 
@@ -660,7 +648,7 @@ mod tests {
         let raw = keep.clone().into_raw();
         // SAFETY: `raw` is one reference from `into_raw`, released once.
         unsafe { Value::release_raw(raw) };
-        let b = Value::alloc_raw(CType::Int, 1, true);
+        let b = Value::alloc(CType::Int, 1, true);
         assert_ne!(
             b.data_ptr(),
             keep.data_ptr(),
