@@ -1,9 +1,10 @@
 //! Filters (spec §7.5): pure functions from one record to zero or more records.
 
+use crate::label::Label;
 use crate::label::LabelKind;
 use crate::net::{Action, Filter, OutItem};
 use crate::record::Record;
-use crate::tagexpr::EvalError;
+use crate::tagexpr::{Code, EvalError, Regs, TagExpr};
 
 /// Why a filter could not handle a record.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -82,6 +83,149 @@ pub fn apply_in_place(
                 fields.push((*to, v));
             }
             OutItem::Tag { to, value } => tags.push((*to, tag_value(filter, x, *to, value)?)),
+        }
+    }
+    x.rebuild(fields, tags, |l| inherited(filter, l));
+    Ok(1)
+}
+
+/// A filter compiled once for the record path (issue 34): the tags its guards and
+/// expressions read are looked up once per record into registers, guards and values
+/// are [`Code`] over them, and an output tag copied from the pattern is a register
+/// read. [`apply_planned`] with it gives exactly what [`apply_in_place`] gives.
+#[derive(Debug)]
+pub struct FilterPlan {
+    /// The registers' labels.
+    regs: Box<[Label]>,
+    /// Guards, in order.
+    guards: Box<[Code]>,
+    /// The action of each guard, then the default.
+    actions: Box<[PlanAction]>,
+}
+
+/// A compiled action: its output records' items.
+type PlanAction = Box<[Box<[PlanItem]>]>;
+
+/// One written label of an output record, in written order.
+#[derive(Debug)]
+enum PlanItem {
+    /// Field `to` from the input's field `from`.
+    Field { to: Label, from: Label },
+    /// Tag or binding tag `to` with this value.
+    Tag { to: Label, value: Code },
+}
+
+impl FilterPlan {
+    /// Compiles `filter`; `None` if its expressions read more tags than registers hold
+    /// (it is then applied as written, by [`apply_in_place`]).
+    pub fn new(filter: &Filter) -> Option<FilterPlan> {
+        let mut regs = Vec::new();
+        let mut guards = Vec::with_capacity(filter.guards.len());
+        let mut actions = Vec::with_capacity(filter.guards.len() + 1);
+        for (g, _) in &filter.guards {
+            guards.push(g.compile_bool(&mut regs)?);
+        }
+        for action in filter
+            .guards
+            .iter()
+            .map(|(_, a)| a)
+            .chain([&filter.default])
+        {
+            let mut outs = Vec::with_capacity(action.len());
+            for items in action {
+                let mut plan = Vec::with_capacity(items.len());
+                for item in items {
+                    plan.push(match item {
+                        OutItem::Field { to, from } => PlanItem::Field {
+                            to: *to,
+                            from: *from,
+                        },
+                        OutItem::Tag { to, value } => PlanItem::Tag {
+                            to: *to,
+                            value: match value {
+                                Some(e) => e.compile_int(&mut regs)?,
+                                // Present: the pattern was checked first.
+                                None if filter.pattern.contains(to) => {
+                                    TagExpr::Label(*to).compile_int(&mut regs)?
+                                }
+                                None => Code::Int(0),
+                            },
+                        },
+                    });
+                }
+                outs.push(plan.into_boxed_slice());
+            }
+            actions.push(outs.into_boxed_slice());
+        }
+        Some(FilterPlan {
+            regs: regs.into_boxed_slice(),
+            guards: guards.into_boxed_slice(),
+            actions: actions.into_boxed_slice(),
+        })
+    }
+}
+
+/// [`apply_in_place`] following `plan`, the compiled form of `filter`.
+pub fn apply_planned(
+    plan: &FilterPlan,
+    filter: &Filter,
+    x: &mut Record,
+    out: &mut Vec<Record>,
+) -> Result<usize, FilterError> {
+    if let Some(l) = filter.pattern.iter().find(|l| !x.has(**l)) {
+        return Err(FilterError::NoMatch(*l));
+    }
+    let regs = Regs::load(&plan.regs, x);
+    let mut chosen = plan.guards.len();
+    for (i, g) in plan.guards.iter().enumerate() {
+        if g.eval(&regs)? != 0 {
+            chosen = i;
+            break;
+        }
+    }
+    let action = &plan.actions[chosen];
+    let [items] = &**action else {
+        let start = out.len();
+        for items in action.iter() {
+            let mut o = Record::new();
+            o.mode = x.mode;
+            for item in items.iter() {
+                let r = match item {
+                    PlanItem::Field { to, from } => match x.field(*from) {
+                        Some(v) => {
+                            o.set_field(*to, v.clone());
+                            Ok(())
+                        }
+                        None => Err(FilterError::NoMatch(*from)),
+                    },
+                    PlanItem::Tag { to, value } => match value.eval(&regs) {
+                        Ok(v) => {
+                            o.set_tag(*to, v);
+                            Ok(())
+                        }
+                        Err(e) => Err(e.into()),
+                    },
+                };
+                if let Err(e) = r {
+                    out.truncate(start);
+                    return Err(e);
+                }
+            }
+            out.push(o);
+        }
+        inherit(filter, std::mem::take(x), &mut out[start..]);
+        return Ok(out.len() - start);
+    };
+    // The explicit labels, read from the input before it changes.
+    let mut fields: smallvec::SmallVec<[(Label, crate::Field); 2]> = smallvec::SmallVec::new();
+    let mut tags: smallvec::SmallVec<[(Label, i32); 4]> = smallvec::SmallVec::new();
+    for item in items.iter() {
+        match item {
+            PlanItem::Field { to, from } => {
+                let v = x.field(*from).cloned().ok_or(FilterError::NoMatch(*from))?;
+                fields.push((*to, v));
+            }
+            PlanItem::Tag { to, value } => tags.push((*to, value.eval(&regs)?)),
         }
     }
     x.rebuild(fields, tags, |l| inherited(filter, l));
@@ -239,11 +383,11 @@ mod tests {
         assert!(out.is_empty());
     }
 
-    /// The filter in place (issue 34) gives what the list-building one gives, for every
-    /// record and every shape of action (one output, several, none), and leaves the
-    /// record as it was when it fails.
+    /// The filter in place (issue 34), as written and compiled, gives what the
+    /// list-building one gives, for every record and every shape of action (one output,
+    /// several, none), and leaves the record as it was when it fails.
     #[test]
-    fn in_place_application_agrees_with_building_outputs() {
+    fn in_place_and_compiled_application_agree_with_building_outputs() {
         use proptest::prelude::*;
         let (a, b) = (Label::field("A"), Label::field("B"));
         let (t, u, q) = (Label::tag("T"), Label::tag("U"), Label::btag("q"));
@@ -285,6 +429,49 @@ mod tests {
                         value: Some(e(BinOp::Div, TagExpr::Label(t), TagExpr::Label(t))),
                     },
                     OutItem::Tag { to: t, value: None },
+                ]],
+            },
+            // [{<T>} -> if <T > 1 || U > 0> then {<T=T*2>}; {B=A, <U>}
+            //          else if <T == 1> then {<V=T+U>, <#q>} else {<T>, <U=T-1>}]
+            // (guards in order, a tag outside the pattern that the record may lack, a
+            // failing field in a later output)
+            Filter {
+                pattern: variant(vec![t]),
+                guards: vec![
+                    (
+                        e(
+                            BinOp::Or,
+                            e(BinOp::Gt, TagExpr::Label(t), TagExpr::Int(1)),
+                            e(BinOp::Gt, TagExpr::Label(u), TagExpr::Int(0)),
+                        ),
+                        vec![
+                            vec![OutItem::Tag {
+                                to: t,
+                                value: Some(e(BinOp::Mul, TagExpr::Label(t), TagExpr::Int(2))),
+                            }],
+                            vec![
+                                OutItem::Field { to: b, from: a },
+                                OutItem::Tag { to: u, value: None },
+                            ],
+                        ],
+                    ),
+                    (
+                        e(BinOp::Eq, TagExpr::Label(t), TagExpr::Int(1)),
+                        vec![vec![
+                            OutItem::Tag {
+                                to: Label::tag("V"),
+                                value: Some(e(BinOp::Add, TagExpr::Label(t), TagExpr::Label(u))),
+                            },
+                            OutItem::Tag { to: q, value: None },
+                        ]],
+                    ),
+                ],
+                default: vec![vec![
+                    OutItem::Tag { to: t, value: None },
+                    OutItem::Tag {
+                        to: u,
+                        value: Some(e(BinOp::Sub, TagExpr::Label(t), TagExpr::Int(1))),
+                    },
                 ]],
             },
             // [{<U>} -> {<U>, B=A}] (a field the record may lack)
@@ -332,28 +519,36 @@ mod tests {
                 }
                 r
             });
-        proptest!(ProptestConfig::with_cases(512), |(x in record, which in 0usize..4)| {
+        proptest!(ProptestConfig::with_cases(512), |(x in record, which in 0usize..5)| {
             let f = &filters[which];
             let mut built = vec![];
             let expected = apply(f, x.clone(), &mut built);
-            let mut rec = x.clone();
-            let mut outs = vec![];
-            let got = apply_in_place(f, &mut rec, &mut outs);
-            match expected {
-                Ok(()) => {
-                    let n = got.expect("in place succeeds too");
-                    prop_assert_eq!(n, built.len());
-                    let outs = if n == 1 { vec![rec] } else { outs };
-                    // Equal as records and in label order (spec §11.3).
-                    for (o, b) in outs.iter().zip(&built) {
-                        prop_assert_eq!(o, b);
-                        prop_assert_eq!(o.describe(), b.describe());
+            // Both record-path versions: as written, and compiled (`FilterPlan`).
+            let plan = FilterPlan::new(f).expect("few tags");
+            for planned in [false, true] {
+                let mut rec = x.clone();
+                let mut outs = vec![];
+                let got = if planned {
+                    apply_planned(&plan, f, &mut rec, &mut outs)
+                } else {
+                    apply_in_place(f, &mut rec, &mut outs)
+                };
+                match &expected {
+                    Ok(()) => {
+                        let n = got.expect("in place succeeds too");
+                        prop_assert_eq!(n, built.len());
+                        let outs = if n == 1 { vec![rec] } else { outs };
+                        // Equal as records and in label order (spec §11.3).
+                        for (o, b) in outs.iter().zip(&built) {
+                            prop_assert_eq!(o, b);
+                            prop_assert_eq!(o.describe(), b.describe());
+                        }
                     }
-                }
-                Err(b) => {
-                    prop_assert_eq!(got.expect_err("in place fails too"), b.0);
-                    prop_assert_eq!(&rec, &x, "the record is unchanged");
-                    prop_assert!(outs.is_empty());
+                    Err(b) => {
+                        prop_assert_eq!(got.expect_err("in place fails too"), b.0.clone());
+                        prop_assert_eq!(&rec, &x, "the record is unchanged");
+                        prop_assert!(outs.is_empty());
+                    }
                 }
             }
         });

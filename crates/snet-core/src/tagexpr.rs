@@ -266,6 +266,211 @@ impl TagExpr {
     }
 }
 
+/// Most registers a compiled expression reads ([`Regs`]); a filter reading more tags
+/// keeps the interpreted path.
+pub(crate) const MAX_REGS: usize = 8;
+
+/// The tags a compiled filter reads, looked up once per record (issue 34: a label
+/// read three times by a filter's expressions was searched for three times).
+#[derive(Debug)]
+pub(crate) struct Regs {
+    vals: [i32; MAX_REGS],
+    /// Bit `i`: the record carries register `i`'s label.
+    present: u32,
+}
+
+impl Regs {
+    /// Reads `labels` (at most [`MAX_REGS`]) from `rec`.
+    #[inline]
+    pub(crate) fn load(labels: &[Label], rec: &Record) -> Regs {
+        let mut r = Regs {
+            vals: [0; MAX_REGS],
+            present: 0,
+        };
+        for (i, l) in labels.iter().enumerate().take(MAX_REGS) {
+            if let Some(v) = rec.tag(*l) {
+                r.vals[i] = v;
+                r.present |= 1 << i;
+            }
+        }
+        r
+    }
+}
+
+/// A tag expression compiled against registers (issue 34): its tags are register
+/// numbers, its operand types were checked once, and the commonest shape (a tag and a
+/// constant) is one node. Evaluates exactly as [`TagExpr::eval_int`] /
+/// [`TagExpr::eval_bool`] on the record the registers were loaded from, errors
+/// included (a property test holds it to that).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Code {
+    /// A constant.
+    Int(i32),
+    /// Register `i`, whose label is `labels[i]` (the error names it).
+    Reg(u8, Label),
+    /// `reg op k` (arithmetic or comparison).
+    RegK(BinOp, u8, Label, i32),
+    /// `!e`.
+    Not(Box<Code>),
+    /// `abs e`.
+    Abs(Box<Code>),
+    /// `a || b`.
+    Or(Box<Code>, Box<Code>),
+    /// `a && b`.
+    And(Box<Code>, Box<Code>),
+    /// `a op b` (arithmetic or comparison).
+    Bin(BinOp, Box<Code>, Box<Code>),
+    /// `a == b` / `a != b` between an int and a bool: `a` is evaluated (its errors
+    /// come first), then the mismatch is the error.
+    Mismatched(Box<Code>),
+    /// `c ? a : b`.
+    Cond(Box<Code>, Box<Code>, Box<Code>),
+    /// An error raised before anything is read (a guard that is not `bool`, a value
+    /// that is not `int`).
+    Fail(EvalError),
+}
+
+/// Arithmetic and comparison, as [`TagExpr::raw`] does them.
+#[inline]
+fn arith(op: BinOp, x: i32, y: i32) -> Result<i32, EvalError> {
+    Ok(match op {
+        BinOp::Eq => i32::from(x == y),
+        BinOp::Ne => i32::from(x != y),
+        BinOp::Lt => i32::from(x < y),
+        BinOp::Le => i32::from(x <= y),
+        BinOp::Gt => i32::from(x > y),
+        BinOp::Ge => i32::from(x >= y),
+        BinOp::Add => x.wrapping_add(y),
+        BinOp::Sub => x.wrapping_sub(y),
+        BinOp::Mul => x.wrapping_mul(y),
+        BinOp::Div | BinOp::Mod if y == 0 => return Err(EvalError::DivisionByZero),
+        BinOp::Div => x.wrapping_div(y),
+        BinOp::Mod => x.wrapping_rem(y),
+        BinOp::Min => x.min(y),
+        BinOp::Max => x.max(y),
+        BinOp::Or | BinOp::And => return Err(EvalError::TypeMismatch(Mismatch::Operator)),
+    })
+}
+
+impl TagExpr {
+    /// Compiles an `int` expression (as [`TagExpr::eval_int`] evaluates it), adding the
+    /// tags it reads to `regs`; `None` if they would exceed [`MAX_REGS`].
+    pub(crate) fn compile_int(&self, regs: &mut Vec<Label>) -> Option<Code> {
+        if self.is_bool() {
+            return Some(Code::Fail(EvalError::TypeMismatch(Mismatch::ExpectedInt)));
+        }
+        self.compile(regs)
+    }
+
+    /// Compiles a `bool` expression (as [`TagExpr::eval_bool`] evaluates it; the value
+    /// is 0 or 1).
+    pub(crate) fn compile_bool(&self, regs: &mut Vec<Label>) -> Option<Code> {
+        if !self.is_bool() {
+            return Some(Code::Fail(EvalError::TypeMismatch(Mismatch::ExpectedBool)));
+        }
+        self.compile(regs)
+    }
+
+    /// Register of tag `l` in `regs`, added if new.
+    fn reg(l: Label, regs: &mut Vec<Label>) -> Option<u8> {
+        if let Some(i) = regs.iter().position(|r| *r == l) {
+            return Some(i as u8);
+        }
+        if regs.len() == MAX_REGS {
+            return None;
+        }
+        regs.push(l);
+        Some((regs.len() - 1) as u8)
+    }
+
+    /// [`TagExpr::operand`] compiled.
+    fn compile(&self, regs: &mut Vec<Label>) -> Option<Code> {
+        let sub = |e: &TagExpr, regs: &mut Vec<Label>| e.compile(regs).map(Box::new);
+        Some(match self {
+            TagExpr::Int(v) => Code::Int(*v),
+            TagExpr::Label(l) => Code::Reg(TagExpr::reg(*l, regs)?, *l),
+            TagExpr::Unary(UnOp::Not, e) => Code::Not(sub(e, regs)?),
+            TagExpr::Unary(UnOp::Abs, e) => Code::Abs(sub(e, regs)?),
+            TagExpr::Binary(BinOp::Or, a, b) => Code::Or(sub(a, regs)?, sub(b, regs)?),
+            TagExpr::Binary(BinOp::And, a, b) => Code::And(sub(a, regs)?, sub(b, regs)?),
+            TagExpr::Binary(op, a, b) => {
+                if matches!(op, BinOp::Eq | BinOp::Ne) && a.is_bool() != b.is_bool() {
+                    return Some(Code::Mismatched(sub(a, regs)?));
+                }
+                match (&**a, &**b) {
+                    (TagExpr::Label(l), TagExpr::Int(k)) => {
+                        Code::RegK(*op, TagExpr::reg(*l, regs)?, *l, *k)
+                    }
+                    _ => Code::Bin(*op, sub(a, regs)?, sub(b, regs)?),
+                }
+            }
+            TagExpr::Cond(c, a, b) => Code::Cond(sub(c, regs)?, sub(a, regs)?, sub(b, regs)?),
+        })
+    }
+}
+
+impl Code {
+    /// The value (a `bool` as 0/1) on the record `regs` were loaded from.
+    #[inline(always)]
+    pub(crate) fn eval(&self, regs: &Regs) -> Result<i32, EvalError> {
+        match self {
+            Code::Int(v) => Ok(*v),
+            Code::Reg(i, l) => Code::read(regs, *i, *l),
+            Code::RegK(op, i, l, k) => arith(*op, Code::read(regs, *i, *l)?, *k),
+            _ => self.eval_tree(regs),
+        }
+    }
+
+    #[inline(always)]
+    fn read(regs: &Regs, i: u8, l: Label) -> Result<i32, EvalError> {
+        if regs.present & (1 << i) != 0 {
+            Ok(regs.vals[i as usize])
+        } else {
+            Err(EvalError::MissingTag(l))
+        }
+    }
+
+    /// [`Code::eval`] of the other nodes.
+    #[inline(never)]
+    fn eval_tree(&self, regs: &Regs) -> Result<i32, EvalError> {
+        Ok(match self {
+            Code::Int(_) | Code::Reg(..) | Code::RegK(..) => self.eval(regs)?,
+            Code::Not(e) => i32::from(e.eval(regs)? == 0),
+            Code::Abs(e) => e.eval(regs)?.wrapping_abs(),
+            Code::Or(a, b) => {
+                if a.eval(regs)? != 0 {
+                    1
+                } else {
+                    i32::from(b.eval(regs)? != 0)
+                }
+            }
+            Code::And(a, b) => {
+                if a.eval(regs)? == 0 {
+                    0
+                } else {
+                    i32::from(b.eval(regs)? != 0)
+                }
+            }
+            Code::Bin(op, a, b) => {
+                let x = a.eval(regs)?;
+                arith(*op, x, b.eval(regs)?)?
+            }
+            Code::Mismatched(a) => {
+                a.eval(regs)?;
+                return Err(EvalError::TypeMismatch(Mismatch::EqIntBool));
+            }
+            Code::Cond(c, a, b) => {
+                if c.eval(regs)? != 0 {
+                    a.eval(regs)?
+                } else {
+                    b.eval(regs)?
+                }
+            }
+            Code::Fail(e) => return Err(e.clone()),
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -328,5 +533,82 @@ mod tests {
             bin(BinOp::Eq, lt, x()).eval(&r),
             Err(EvalError::TypeMismatch(Mismatch::EqIntBool))
         );
+    }
+
+    /// Compiled expressions (issue 34) evaluate as the tree does, errors included: on
+    /// random expressions of every operator (ill-typed ones too, as a hand-built net
+    /// could hold) over tags the record may lack.
+    #[test]
+    fn compiled_expressions_agree_with_the_tree() {
+        use proptest::prelude::*;
+        let ops = [
+            BinOp::Or,
+            BinOp::And,
+            BinOp::Eq,
+            BinOp::Ne,
+            BinOp::Lt,
+            BinOp::Le,
+            BinOp::Gt,
+            BinOp::Ge,
+            BinOp::Add,
+            BinOp::Sub,
+            BinOp::Mul,
+            BinOp::Div,
+            BinOp::Mod,
+            BinOp::Min,
+            BinOp::Max,
+        ];
+        let leaf = prop_oneof![
+            (-3i32..4).prop_map(TagExpr::Int),
+            prop_oneof![Just("x"), Just("y"), Just("z")]
+                .prop_map(|n| TagExpr::Label(Label::tag(n))),
+            Just(TagExpr::Label(Label::btag("b"))),
+        ];
+        let expr = leaf.prop_recursive(4, 24, 3, move |inner| {
+            prop_oneof![
+                (0usize..15, inner.clone(), inner.clone())
+                    .prop_map(move |(o, a, b)| bin(ops[o], a, b)),
+                inner
+                    .clone()
+                    .prop_map(|e| TagExpr::Unary(UnOp::Not, Box::new(e))),
+                inner
+                    .clone()
+                    .prop_map(|e| TagExpr::Unary(UnOp::Abs, Box::new(e))),
+                (inner.clone(), inner.clone(), inner).prop_map(|(c, a, b)| TagExpr::Cond(
+                    Box::new(c),
+                    Box::new(a),
+                    Box::new(b)
+                )),
+            ]
+        });
+        let tag = || proptest::option::of(-3i32..4);
+        proptest::proptest!(
+            proptest::test_runner::Config::with_cases(2000),
+            |(e in expr, x in tag(), y in tag(), b in tag())| {
+                let mut r = Record::new();
+                if let Some(v) = x { r.set_tag(Label::tag("x"), v); }
+                if let Some(v) = y { r.set_tag(Label::tag("y"), v); }
+                if let Some(v) = b { r.set_tag(Label::btag("b"), v); }
+                let mut regs = Vec::new();
+                let int = e.compile_int(&mut regs).expect("few tags");
+                let boolean = e.compile_bool(&mut regs).expect("few tags");
+                let loaded = Regs::load(&regs, &r);
+                prop_assert_eq!(int.eval(&loaded), e.eval_int(&r));
+                prop_assert_eq!(
+                    boolean.eval(&loaded).map(|v| v != 0),
+                    e.eval_bool(&r)
+                );
+            }
+        );
+    }
+
+    /// An expression reading more tags than registers hold is not compiled.
+    #[test]
+    fn too_many_tags_are_not_compiled() {
+        let sum = (0..=MAX_REGS)
+            .map(|i| TagExpr::Label(Label::tag(&format!("t{i}"))))
+            .reduce(|a, b| bin(BinOp::Add, a, b))
+            .unwrap();
+        assert!(sum.compile_int(&mut Vec::new()).is_none());
     }
 }

@@ -115,6 +115,9 @@ pub struct Walker<'a> {
     plans: Vec<box_call::FiringPlan>,
     /// Star exit tests by node (compiled once; `Guarded` for nodes that are not stars).
     exit_tests: Vec<pattern::PatternTest>,
+    /// Compiled filters by node (`None` for other nodes, and for a filter reading more
+    /// tags than a plan's registers hold).
+    filter_plans: Vec<Option<filter::FilterPlan>>,
     /// Instance creation counter.
     pub insts: InstCounter,
     /// Run counters.
@@ -300,11 +303,20 @@ impl<'a> Walker<'a> {
                 _ => pattern::PatternTest::Guarded,
             })
             .collect();
+        let filter_plans = net
+            .nodes
+            .iter()
+            .map(|n| match &n.kind {
+                NodeKind::Filter(f) => filter::FilterPlan::new(f),
+                _ => None,
+            })
+            .collect();
         Ok(Walker {
             net,
             boxes,
             plans,
             exit_tests,
+            filter_plans,
             insts: InstCounter::default(),
             counters: Counters::default(),
             dist: None,
@@ -1425,18 +1437,20 @@ impl<'a> Walker<'a> {
                         let mut outs = std::mem::take(&mut stack.outs);
                         outs.clear();
                         // One output is made where the input lies, in its slot.
-                        let n =
-                            filter::apply_in_place(f, &mut tok.rec, &mut outs).map_err(|e| {
-                                let mut msg = e.to_string();
-                                if let filter::FilterError::NoMatch(l) = e {
-                                    let others =
-                                        tok.rec.labels().filter(|m| !f.pattern.contains(m));
-                                    if let Some(hint) = crate::label::suggest(l, others) {
-                                        msg.push_str(&format!("; {hint}"));
-                                    }
+                        let applied = match &self.filter_plans[inst.node as usize] {
+                            Some(plan) => filter::apply_planned(plan, f, &mut tok.rec, &mut outs),
+                            None => filter::apply_in_place(f, &mut tok.rec, &mut outs),
+                        };
+                        let n = applied.map_err(|e| {
+                            let mut msg = e.to_string();
+                            if let filter::FilterError::NoMatch(l) = e {
+                                let others = tok.rec.labels().filter(|m| !f.pattern.contains(m));
+                                if let Some(hint) = crate::label::suggest(l, others) {
+                                    msg.push_str(&format!("; {hint}"));
                                 }
-                                self.err(&inst, &tok.rec, msg)
-                            })?;
+                            }
+                            self.err(&inst, &tok.rec, msg)
+                        })?;
                         self.counters.filtered(n);
                         if tok.ctx.is_some() {
                             ctx_add(&tok.ctx, n);
