@@ -133,6 +133,123 @@ pub fn best_branch(rec: &Record, routes: &[Vec<Family>]) -> Option<usize> {
     best.map(|(i, _)| i)
 }
 
+/// The routing of a parallel composition compiled once (issue 34): the fields and
+/// tags its branches' types name get one bit each, a record's labels are looked up
+/// once into a mask, and each variant family's score is two mask operations.
+/// [`RouteTable::best`] gives what [`best_branch`] gives (a record with binding tags,
+/// which restrict routing, takes [`best_branch`] itself).
+#[derive(Debug, Clone)]
+pub struct RouteTable {
+    /// The labels with a bit, in bit order (fields and tags only).
+    labels: Box<[crate::Label]>,
+    /// Per branch, per family: the masks of its required and optional labels, and the
+    /// number of required ones.
+    branches: Box<[Box<[(u64, u64, u32)]>]>,
+    /// With at most [`RouteTable::LUT_BITS`] labels: the branch for every mask
+    /// ([`RouteTable::NONE`] for none), so that routing a record is its lookups and
+    /// one load.
+    lut: Option<Box<[u8]>>,
+}
+
+impl RouteTable {
+    /// The table of `routes`; `None` if they name more than 64 labels or list one
+    /// twice in a family (routing then takes [`best_branch`]).
+    pub fn new(routes: &[Vec<Family>]) -> Option<RouteTable> {
+        let mut labels: Vec<crate::Label> = Vec::new();
+        let bit = |l: crate::Label, labels: &mut Vec<crate::Label>| -> Option<u64> {
+            let i = match labels.iter().position(|k| *k == l) {
+                Some(i) => i,
+                None => {
+                    labels.push(l);
+                    labels.len() - 1
+                }
+            };
+            (i < 64).then(|| 1u64 << i)
+        };
+        let mut branches = Vec::with_capacity(routes.len());
+        for fams in routes {
+            let mut b = Vec::with_capacity(fams.len());
+            for f in fams {
+                let (mut req, mut opt, mut n) = (0u64, 0u64, 0u32);
+                for l in f.labels.iter().filter(|l| l.kind() != LabelKind::BTag) {
+                    let m = bit(*l, &mut labels)?;
+                    if req & m != 0 {
+                        return None;
+                    }
+                    req |= m;
+                    n += 1;
+                }
+                for l in f.optional.iter().filter(|l| l.kind() != LabelKind::BTag) {
+                    let m = bit(*l, &mut labels)?;
+                    if opt & m != 0 {
+                        return None;
+                    }
+                    opt |= m;
+                }
+                b.push((req, opt, n));
+            }
+            branches.push(b.into_boxed_slice());
+        }
+        let mut t = RouteTable {
+            labels: labels.into_boxed_slice(),
+            branches: branches.into_boxed_slice(),
+            lut: None,
+        };
+        if t.labels.len() <= RouteTable::LUT_BITS && t.branches.len() < RouteTable::NONE as usize {
+            let lut = (0..1u64 << t.labels.len())
+                .map(|m| t.best_of(m).map_or(RouteTable::NONE, |b| b as u8))
+                .collect();
+            t.lut = Some(lut);
+        }
+        Some(t)
+    }
+
+    /// Most labels for a lookup table (256 entries).
+    const LUT_BITS: usize = 8;
+    /// "No branch" in the lookup table.
+    const NONE: u8 = u8::MAX;
+
+    /// The branch for a record whose labels among `labels` are the bits of `m`.
+    fn best_of(&self, m: u64) -> Option<usize> {
+        let mut best: Option<(usize, u32)> = None;
+        for (i, fams) in self.branches.iter().enumerate() {
+            let s = fams
+                .iter()
+                .filter(|(req, _, _)| m & req == *req)
+                .map(|(_, opt, n)| n + (m & opt).count_ones())
+                .max();
+            if let Some(s) = s {
+                if best.is_none_or(|(_, bs)| s > bs) {
+                    best = Some((i, s));
+                }
+            }
+        }
+        best.map(|(i, _)| i)
+    }
+
+    /// [`best_branch`]`(rec, routes)`, where `routes` are the ones this table was made
+    /// of.
+    #[inline]
+    pub fn best(&self, rec: &Record, routes: &[Vec<Family>]) -> Option<usize> {
+        if !rec.btags().is_empty() {
+            return best_branch(rec, routes);
+        }
+        let mut m = 0u64;
+        for (i, l) in self.labels.iter().enumerate() {
+            if rec.has(*l) {
+                m |= 1 << i;
+            }
+        }
+        match &self.lut {
+            Some(lut) => match lut[m as usize] {
+                RouteTable::NONE => None,
+                b => Some(b as usize),
+            },
+            None => self.best_of(m),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -202,5 +319,50 @@ mod tests {
         assert_eq!(best_branch(&bt, &routes), None);
         let routes2 = vec![vec![ex(vec![])], vec![ex(vec![Label::btag("x")])]];
         assert_eq!(best_branch(&bt, &routes2), Some(1));
+    }
+
+    /// A compiled route table (issue 34) picks the branch `best_branch` picks, for
+    /// random branch types (required and optional labels, binding tags, initialiser
+    /// branches) and records.
+    #[test]
+    fn a_route_table_picks_the_best_branch() {
+        use proptest::prelude::*;
+        let pool = [
+            Label::field("A"),
+            Label::field("B"),
+            Label::tag("t"),
+            Label::tag("u"),
+            Label::btag("b"),
+        ];
+        let labels = proptest::collection::vec(0usize..5, 0..4).prop_map(move |ix| {
+            let mut v: Vec<Label> = ix.into_iter().map(|i| pool[i]).collect();
+            v.sort();
+            v.dedup();
+            v
+        });
+        let family = (labels.clone(), labels.clone()).prop_map(|(labels, optional)| {
+            let optional = optional
+                .into_iter()
+                .filter(|l| !labels.contains(l))
+                .collect();
+            Family { labels, optional }
+        });
+        let routes = proptest::collection::vec(proptest::collection::vec(family, 0..3), 1..4);
+        proptest!(ProptestConfig::with_cases(2000), |(routes in routes, rec in labels)| {
+            let table = RouteTable::new(&routes).expect("few labels");
+            let mut r = Record::new();
+            for l in rec {
+                match l.kind() {
+                    LabelKind::Field => r.set_field(l, Some(Value::int(1))),
+                    _ => r.set_tag(l, 1),
+                }
+            }
+            // With its lookup table, and without (more labels than the table takes).
+            prop_assert!(table.lut.is_some());
+            let mut scored = table.clone();
+            scored.lut = None;
+            prop_assert_eq!(table.best(&r, &routes), best_branch(&r, &routes));
+            prop_assert_eq!(scored.best(&r, &routes), best_branch(&r, &routes));
+        });
     }
 }

@@ -118,6 +118,8 @@ pub struct Walker<'a> {
     /// Compiled filters by node (`None` for other nodes, and for a filter reading more
     /// tags than a plan's registers hold).
     filter_plans: Vec<Option<filter::FilterPlan>>,
+    /// Compiled routing of parallel compositions by node (`None` for other nodes).
+    route_tables: Vec<Option<pattern::RouteTable>>,
     /// Instance creation counter.
     pub insts: InstCounter,
     /// Run counters.
@@ -311,12 +313,21 @@ impl<'a> Walker<'a> {
                 _ => None,
             })
             .collect();
+        let route_tables = net
+            .nodes
+            .iter()
+            .map(|n| match &n.kind {
+                NodeKind::Parallel { routes, .. } => pattern::RouteTable::new(routes),
+                _ => None,
+            })
+            .collect();
         Ok(Walker {
             net,
             boxes,
             plans,
             exit_tests,
             filter_plans,
+            route_tables,
             insts: InstCounter::default(),
             counters: Counters::default(),
             dist: None,
@@ -1523,7 +1534,10 @@ impl<'a> Walker<'a> {
                         };
                         let b = match single {
                             Some(b) => *b,
-                            None => match pattern::best_branch(&tok.rec, routes) {
+                            None => match match &self.route_tables[inst.node as usize] {
+                                Some(t) => t.best(&tok.rec, routes),
+                                None => pattern::best_branch(&tok.rec, routes),
+                            } {
                                 Some(b) => b,
                                 None => {
                                     let types: Vec<String> = routes
