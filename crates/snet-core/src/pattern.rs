@@ -144,12 +144,15 @@ pub struct RouteTable {
     labels: Box<[crate::Label]>,
     /// Per branch, per family: the masks of its required and optional labels, and the
     /// number of required ones.
-    branches: Box<[Box<[(u64, u64, u32)]>]>,
+    branches: Box<[Box<[FamilyMask]>]>,
     /// With at most [`RouteTable::LUT_BITS`] labels: the branch for every mask
     /// ([`RouteTable::NONE`] for none), so that routing a record is its lookups and
     /// one load.
     lut: Option<Box<[u8]>>,
 }
+
+/// A variant family as masks: required labels, optional labels, number required.
+type FamilyMask = (u64, u64, u32);
 
 impl RouteTable {
     /// The table of `routes`; `None` if they name more than 64 labels or list one
