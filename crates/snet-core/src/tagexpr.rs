@@ -50,6 +50,18 @@ pub enum BinOp {
 }
 
 impl BinOp {
+    /// The operator `op'` with `a op b == b op' a` for ints, if there is one.
+    pub fn swapped(self) -> Option<BinOp> {
+        Some(match self {
+            BinOp::Eq | BinOp::Ne | BinOp::Add | BinOp::Mul | BinOp::Min | BinOp::Max => self,
+            BinOp::Lt => BinOp::Gt,
+            BinOp::Gt => BinOp::Lt,
+            BinOp::Le => BinOp::Ge,
+            BinOp::Ge => BinOp::Le,
+            BinOp::Or | BinOp::And | BinOp::Sub | BinOp::Div | BinOp::Mod => return None,
+        })
+    }
+
     /// Source spelling.
     pub fn symbol(self) -> &'static str {
         match self {
@@ -400,6 +412,11 @@ impl TagExpr {
                 match (&**a, &**b) {
                     (TagExpr::Label(l), TagExpr::Int(k)) => {
                         Code::RegK(*op, TagExpr::reg(*l, regs)?, *l, *k)
+                    }
+                    // `k op reg` as `reg op' k` where the operands may swap (`2 * id`).
+                    (TagExpr::Int(k), TagExpr::Label(l)) if op.swapped().is_some() => {
+                        let swapped = op.swapped().unwrap_or(*op);
+                        Code::RegK(swapped, TagExpr::reg(*l, regs)?, *l, *k)
                     }
                     _ => Code::Bin(*op, sub(a, regs)?, sub(b, regs)?),
                 }

@@ -1444,13 +1444,14 @@ impl<'a> Walker<'a> {
                         let NodeKind::Filter(f) = &self.net.node(inst.node).kind else {
                             unreachable!("filter instance of a non-filter node")
                         };
-                        // The stack's buffer: no allocation per filter application.
-                        let mut outs = std::mem::take(&mut stack.outs);
-                        outs.clear();
-                        // One output is made where the input lies, in its slot.
+                        // The stack's buffer (empty between uses): no allocation per
+                        // filter application. One output is made where the input
+                        // lies, in its slot; more go to the buffer.
+                        debug_assert!(stack.outs.is_empty());
+                        let buf = &mut stack.outs;
                         let applied = match &self.filter_plans[inst.node as usize] {
-                            Some(plan) => filter::apply_planned(plan, f, &mut tok.rec, &mut outs),
-                            None => filter::apply_in_place(f, &mut tok.rec, &mut outs),
+                            Some(plan) => filter::apply_planned(plan, f, &mut tok.rec, buf),
+                            None => filter::apply_in_place(f, &mut tok.rec, buf),
                         };
                         let n = applied.map_err(|e| {
                             let mut msg = e.to_string();
@@ -1473,12 +1474,12 @@ impl<'a> Walker<'a> {
                         // only non-empty when it consumed the record without output.)
                         if n == 1 {
                             // The common case: one record on, in place.
-                            stack.outs = outs;
                             pos = Pos::Leave(inst);
                             continue;
                         }
                         // Several outputs: the first goes on now, in the input's slot;
                         // the others wait on the stack (depth first, in written order).
+                        let mut outs = std::mem::take(&mut stack.outs);
                         let mut rest = outs.drain(..);
                         let Some(first) = rest.next() else {
                             drop(rest);
