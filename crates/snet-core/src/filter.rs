@@ -97,6 +97,10 @@ pub fn apply_in_place(
 pub struct FilterPlan {
     /// The registers' labels.
     regs: Box<[Label]>,
+    /// The registers holding pattern tags (present in every record the filter takes).
+    pattern_regs: u32,
+    /// The pattern's other labels (fields, tags no expression reads).
+    pattern_rest: Box<[Label]>,
     /// Guards, in order.
     guards: Box<[Code]>,
     /// The action of each guard, then the default.
@@ -157,8 +161,17 @@ impl FilterPlan {
             }
             actions.push(outs.into_boxed_slice());
         }
+        let (mut pattern_regs, mut pattern_rest) = (0u32, Vec::new());
+        for l in &filter.pattern {
+            match regs.iter().position(|r| r == l) {
+                Some(i) if l.kind() != crate::label::LabelKind::Field => pattern_regs |= 1 << i,
+                _ => pattern_rest.push(*l),
+            }
+        }
         Some(FilterPlan {
             regs: regs.into_boxed_slice(),
+            pattern_regs,
+            pattern_rest: pattern_rest.into_boxed_slice(),
             guards: guards.into_boxed_slice(),
             actions: actions.into_boxed_slice(),
         })
@@ -172,10 +185,14 @@ pub fn apply_planned(
     x: &mut Record,
     out: &mut Vec<Record>,
 ) -> Result<usize, FilterError> {
-    if let Some(l) = filter.pattern.iter().find(|l| !x.has(**l)) {
-        return Err(FilterError::NoMatch(*l));
-    }
+    // The pattern: its tags that are registers by their loads, the rest looked up; a
+    // missing one is named in pattern order, as `apply_in_place` names it.
     let regs = Regs::load(&plan.regs, x);
+    if !regs.has_all(plan.pattern_regs) || plan.pattern_rest.iter().any(|l| !x.has(*l)) {
+        if let Some(l) = filter.pattern.iter().find(|l| !x.has(**l)) {
+            return Err(FilterError::NoMatch(*l));
+        }
+    }
     let mut chosen = plan.guards.len();
     for (i, g) in plan.guards.iter().enumerate() {
         if g.eval(&regs)? != 0 {

@@ -307,6 +307,12 @@ impl Regs {
         }
         r
     }
+
+    /// True if the record carries the labels of every register in `mask`.
+    #[inline]
+    pub(crate) fn has_all(&self, mask: u32) -> bool {
+        self.present & mask == mask
+    }
 }
 
 /// A tag expression compiled against registers (issue 34): its tags are register

@@ -1453,16 +1453,10 @@ impl<'a> Walker<'a> {
                             Some(plan) => filter::apply_planned(plan, f, &mut tok.rec, buf),
                             None => filter::apply_in_place(f, &mut tok.rec, buf),
                         };
-                        let n = applied.map_err(|e| {
-                            let mut msg = e.to_string();
-                            if let filter::FilterError::NoMatch(l) = e {
-                                let others = tok.rec.labels().filter(|m| !f.pattern.contains(m));
-                                if let Some(hint) = crate::label::suggest(l, others) {
-                                    msg.push_str(&format!("; {hint}"));
-                                }
-                            }
-                            self.err(&inst, &tok.rec, msg)
-                        })?;
+                        let n = match applied {
+                            Ok(n) => n,
+                            Err(e) => return Err(self.filter_error(&inst, f, &tok.rec, e)),
+                        };
                         self.counters.filtered(n);
                         if tok.ctx.is_some() {
                             ctx_add(&tok.ctx, n);
@@ -1689,6 +1683,27 @@ impl<'a> Walker<'a> {
                 }
             }
         }
+    }
+
+    /// The error of filter `f` (instance `inst`) on `rec`, with a hint for a pattern
+    /// label the record lacks (kept out of the walk: it is never on its path).
+    #[cold]
+    #[inline(never)]
+    fn filter_error(
+        &self,
+        inst: &Inst,
+        f: &crate::net::Filter,
+        rec: &Record,
+        e: filter::FilterError,
+    ) -> RunError {
+        let mut msg = e.to_string();
+        if let filter::FilterError::NoMatch(l) = e {
+            let others = rec.labels().filter(|m| !f.pattern.contains(m));
+            if let Some(hint) = crate::label::suggest(l, others) {
+                msg.push_str(&format!("; {hint}"));
+            }
+        }
+        self.err(inst, rec, msg)
     }
 
     /// Hands `tok` to `inst`'s collector: returns it if it passes straight on (no
