@@ -50,6 +50,25 @@ pub enum BinOp {
 }
 
 impl BinOp {
+    /// Every operator.
+    pub const ALL: [BinOp; 15] = [
+        BinOp::Or,
+        BinOp::And,
+        BinOp::Eq,
+        BinOp::Ne,
+        BinOp::Lt,
+        BinOp::Le,
+        BinOp::Gt,
+        BinOp::Ge,
+        BinOp::Add,
+        BinOp::Sub,
+        BinOp::Mul,
+        BinOp::Div,
+        BinOp::Mod,
+        BinOp::Min,
+        BinOp::Max,
+    ];
+
     /// The operator `op'` with `a op b == b op' a` for ints, if there is one.
     pub fn swapped(self) -> Option<BinOp> {
         Some(match self {
@@ -242,28 +261,7 @@ impl TagExpr {
                         if matches!(op, BinOp::Eq | BinOp::Ne) && a.is_bool() != b.is_bool() {
                             return Err(EvalError::TypeMismatch(Mismatch::EqIntBool));
                         }
-                        let y = b.operand(rec)?;
-                        match op {
-                            BinOp::Eq => i32::from(x == y),
-                            BinOp::Ne => i32::from(x != y),
-                            BinOp::Lt => i32::from(x < y),
-                            BinOp::Le => i32::from(x <= y),
-                            BinOp::Gt => i32::from(x > y),
-                            BinOp::Ge => i32::from(x >= y),
-                            BinOp::Add => x.wrapping_add(y),
-                            BinOp::Sub => x.wrapping_sub(y),
-                            BinOp::Mul => x.wrapping_mul(y),
-                            BinOp::Div | BinOp::Mod if y == 0 => {
-                                return Err(EvalError::DivisionByZero)
-                            }
-                            BinOp::Div => x.wrapping_div(y),
-                            BinOp::Mod => x.wrapping_rem(y),
-                            BinOp::Min => x.min(y),
-                            BinOp::Max => x.max(y),
-                            BinOp::Or | BinOp::And => {
-                                return Err(EvalError::TypeMismatch(Mismatch::Operator))
-                            }
-                        }
+                        arith(*op, x, b.operand(rec)?)?
                     }
                 }
             }
@@ -348,7 +346,7 @@ pub(crate) enum Code {
     Fail(EvalError),
 }
 
-/// Arithmetic and comparison, as [`TagExpr::raw`] does them.
+/// Arithmetic and comparison on ints (both evaluators' operators other than `||`, `&&`).
 #[inline]
 fn arith(op: BinOp, x: i32, y: i32) -> Result<i32, EvalError> {
     Ok(match op {
@@ -564,23 +562,7 @@ mod tests {
     #[test]
     fn compiled_expressions_agree_with_the_tree() {
         use proptest::prelude::*;
-        let ops = [
-            BinOp::Or,
-            BinOp::And,
-            BinOp::Eq,
-            BinOp::Ne,
-            BinOp::Lt,
-            BinOp::Le,
-            BinOp::Gt,
-            BinOp::Ge,
-            BinOp::Add,
-            BinOp::Sub,
-            BinOp::Mul,
-            BinOp::Div,
-            BinOp::Mod,
-            BinOp::Min,
-            BinOp::Max,
-        ];
+        let ops = BinOp::ALL;
         let leaf = prop_oneof![
             (-3i32..4).prop_map(TagExpr::Int),
             prop_oneof![Just("x"), Just("y"), Just("z")]
