@@ -2,14 +2,15 @@
 
 use crate::net::GuardedPattern;
 use crate::pattern;
-use crate::record::Record;
+use crate::record::{Rec, Record};
 use crate::tagexpr::EvalError;
 
 #[derive(Debug)]
 enum Slot {
     Empty,
-    /// Holds the record stored for this pattern.
-    Own(Record),
+    /// Holds the record stored for this pattern, in the slot it arrived in (issue 34:
+    /// stored and merged without copying it).
+    Own(Rec),
     /// Filled as a side effect of the record stored in the given lower slot.
     Side(usize),
 }
@@ -18,18 +19,20 @@ enum Slot {
 #[derive(Debug)]
 pub enum SyncOutcome {
     /// Forward the record unchanged.
-    Forward(Record),
+    Forward(Rec),
     /// The record was stored; nothing leaves.
     Stored,
     /// The cell fired: emit the merged record, made of this record and the given
     /// number of records stored earlier.
-    Fired(Record, usize),
+    Fired(Rec, usize),
 }
 
 /// The state of one synchrocell instance.
 #[derive(Debug)]
 pub struct SyncCell {
-    slots: Vec<Slot>,
+    /// One per pattern; inline for the common two (no allocation per cell: a
+    /// split of synchrocells makes one per index value).
+    slots: smallvec::SmallVec<[Slot; 2]>,
     fired: bool,
 }
 
@@ -69,7 +72,7 @@ impl SyncCell {
     pub fn handle(
         &mut self,
         pats: &[GuardedPattern],
-        x: Record,
+        x: Rec,
     ) -> Result<SyncOutcome, Box<(EvalError, Record)>> {
         if self.fired {
             return Ok(SyncOutcome::Forward(x));
@@ -82,7 +85,7 @@ impl SyncCell {
             }
             let hit = match pattern::matches(&x, p) {
                 Ok(h) => h,
-                Err(e) => return Err(Box::new((e, x))),
+                Err(e) => return Err(Box::new((e, x.into_record()))),
             };
             if hit {
                 if first.is_none() {
@@ -113,7 +116,7 @@ impl SyncCell {
         Ok(SyncOutcome::Fired(self.merge(pats), earlier))
     }
 
-    fn merge(&mut self, pats: &[GuardedPattern]) -> Record {
+    fn merge(&mut self, pats: &[GuardedPattern]) -> Rec {
         let mut slots = std::mem::take(&mut self.slots);
         // The slot whose record filled pattern `j` (a record that matched several
         // patterns owns them all; it sits in the first, spec §7.6 edge case).
@@ -128,7 +131,7 @@ impl SyncCell {
         // Slot 0 is never a side slot (a side slot points to an earlier one).
         let mut merged = match std::mem::replace(&mut slots[0], Slot::Empty) {
             Slot::Own(r) => r,
-            _ => Record::default(),
+            _ => Rec::new(Record::default()),
         };
         for (i, slot) in slots.iter_mut().enumerate().skip(1) {
             let Slot::Own(y) = std::mem::replace(slot, Slot::Empty) else {
@@ -187,15 +190,18 @@ mod tests {
             .with_field("a", Value::int(3))
             .with_tag("t", 5)
             .with_field("d", Value::int(4));
-        assert!(matches!(c.handle(&pats, r1).unwrap(), SyncOutcome::Stored));
-        let SyncOutcome::Fired(m, 1) = c.handle(&pats, r2).unwrap() else {
+        assert!(matches!(
+            c.handle(&pats, Rec::new(r1)).unwrap(),
+            SyncOutcome::Stored
+        ));
+        let SyncOutcome::Fired(m, 1) = c.handle(&pats, Rec::new(r2)).unwrap() else {
             panic!("no fire")
         };
         assert_eq!(m.tag(Label::tag("t")), Some(5));
         assert!(m.has(Label::field("d")) && m.has(Label::field("b")) && !m.has(Label::field("c")));
         let r3 = Record::new().with_field("a", Value::int(9));
         assert!(matches!(
-            c.handle(&pats, r3).unwrap(),
+            c.handle(&pats, Rec::new(r3)).unwrap(),
             SyncOutcome::Forward(_)
         ));
     }
@@ -205,9 +211,12 @@ mod tests {
         let pats = vec![pat(vec![Label::field("a")]), pat(vec![Label::field("b")])];
         let mut c = SyncCell::new(2);
         let a = || Record::new().with_field("a", Value::int(1));
-        assert!(matches!(c.handle(&pats, a()).unwrap(), SyncOutcome::Stored));
         assert!(matches!(
-            c.handle(&pats, a()).unwrap(),
+            c.handle(&pats, Rec::new(a())).unwrap(),
+            SyncOutcome::Stored
+        ));
+        assert!(matches!(
+            c.handle(&pats, Rec::new(a())).unwrap(),
             SyncOutcome::Forward(_)
         ));
         assert_eq!(c.stored(), 1);

@@ -1498,21 +1498,24 @@ impl<'a> Walker<'a> {
                         let NodeKind::Sync(pats) = &self.net.node(inst.node).kind else {
                             unreachable!("sync instance of a non-sync node")
                         };
-                        let outcome = lock(cell).handle(pats, std::mem::take(&mut *tok.rec));
+                        // The record goes into the cell in its slot, and comes back
+                        // out in one (its own, or the merge's).
+                        let Token { rec, ctx } = tok;
+                        let outcome = lock(cell).handle(pats, rec);
                         match outcome {
                             Ok(SyncOutcome::Forward(rec)) => {
-                                *tok.rec = rec;
+                                tok = Token { rec, ctx };
                                 pos = Pos::Leave(inst);
                             }
                             Ok(SyncOutcome::Fired(rec, earlier)) => {
                                 self.counters.sync_merge(earlier);
-                                *tok.rec = rec;
+                                tok = Token { rec, ctx };
                                 pos = Pos::Leave(inst);
                             }
                             Ok(SyncOutcome::Stored) => {
                                 self.counters.stored(1);
                                 let mut released = Released::new();
-                                ctx_release(&tok.ctx, &mut released);
+                                ctx_release(&ctx, &mut released);
                                 push_drains(stack, released);
                                 return Ok(());
                             }
