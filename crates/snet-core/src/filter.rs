@@ -53,10 +53,11 @@ pub fn apply(
     Ok(())
 }
 
-/// Applies `filter` to `x` where it lies (issue 34): an action with one output record
-/// turns `x` into it in place (its slot, its inherited labels and their storage kept);
-/// other actions push their outputs onto `out` in written order and leave `x` empty.
-/// Returns the number of outputs. On error `x` is unchanged and nothing is pushed.
+/// Applies `filter` to `x` where it lies (issue 34): `x` becomes the action's first
+/// output record (an action with one output turns it into that in place: its slot, its
+/// inherited labels and their storage kept), and the other outputs are pushed onto
+/// `out` in written order. Returns the number of outputs (`x` is left as it was for
+/// none). On error `x` is unchanged and nothing is pushed.
 pub fn apply_in_place(
     filter: &Filter,
     x: &mut Record,
@@ -69,8 +70,13 @@ pub fn apply_in_place(
             out.truncate(start);
             return Err(e);
         }
+        let n = out.len() - start;
+        if n == 0 {
+            return Ok(0);
+        }
         inherit(filter, std::mem::take(x), &mut out[start..]);
-        return Ok(out.len() - start);
+        *x = out.remove(start);
+        return Ok(n);
     };
     // The explicit labels, read from the input before it changes.
     let mut fields: smallvec::SmallVec<[(crate::Label, crate::Field); 2]> =
@@ -200,43 +206,14 @@ pub fn apply_planned(
             break;
         }
     }
-    let action = &plan.actions[chosen];
-    let [items] = &**action else {
-        let start = out.len();
-        for items in action.iter() {
-            let mut o = Record::new();
-            o.mode = x.mode;
-            for item in items.iter() {
-                let r = match item {
-                    PlanItem::Field { to, from } => match x.field(*from) {
-                        Some(v) => {
-                            o.set_field(*to, v.clone());
-                            Ok(())
-                        }
-                        None => Err(FilterError::NoMatch(*from)),
-                    },
-                    PlanItem::Tag { to, value } => match value.eval(&regs) {
-                        Ok(v) => {
-                            o.set_tag(*to, v);
-                            Ok(())
-                        }
-                        Err(e) => Err(e.into()),
-                    },
-                };
-                if let Err(e) = r {
-                    out.truncate(start);
-                    return Err(e);
-                }
-            }
-            out.push(o);
-        }
-        inherit(filter, std::mem::take(x), &mut out[start..]);
-        return Ok(out.len() - start);
+    let Some((first, others)) = plan.actions[chosen].split_first() else {
+        return Ok(0);
     };
-    // The explicit labels, read from the input before it changes.
+    // The first output's explicit labels, read from the input before it changes (and
+    // before the other outputs: a failing label is found in written order).
     let mut fields: smallvec::SmallVec<[(Label, crate::Field); 2]> = smallvec::SmallVec::new();
     let mut tags: smallvec::SmallVec<[(Label, i32); 4]> = smallvec::SmallVec::new();
-    for item in items.iter() {
+    for item in first.iter() {
         match item {
             PlanItem::Field { to, from } => {
                 let v = x.field(*from).cloned().ok_or(FilterError::NoMatch(*from))?;
@@ -245,8 +222,41 @@ pub fn apply_planned(
             PlanItem::Tag { to, value } => tags.push((*to, value.eval(&regs)?)),
         }
     }
+    // The other outputs, each with copies of the input's inherited labels.
+    let start = out.len();
+    for items in others.iter() {
+        let mut o = Record::new();
+        o.mode = x.mode;
+        for item in items.iter() {
+            let r = match item {
+                PlanItem::Field { to, from } => match x.field(*from) {
+                    Some(v) => {
+                        o.set_field(*to, v.clone());
+                        Ok(())
+                    }
+                    None => Err(FilterError::NoMatch(*from)),
+                },
+                PlanItem::Tag { to, value } => match value.eval(&regs) {
+                    Ok(v) => {
+                        o.set_tag(*to, v);
+                        Ok(())
+                    }
+                    Err(e) => Err(e.into()),
+                },
+            };
+            if let Err(e) = r {
+                out.truncate(start);
+                return Err(e);
+            }
+        }
+        out.push(o);
+    }
+    for o in &mut out[start..] {
+        o.inherit_from_where(x, |l| inherited(filter, l));
+    }
+    // The first output where the input lies, with the input's own inherited labels.
     x.rebuild(fields, tags, |l| inherited(filter, l));
-    Ok(1)
+    Ok(1 + others.len())
 }
 
 /// The value of output tag `to` written as `value`.
@@ -554,7 +564,13 @@ mod tests {
                     Ok(()) => {
                         let n = got.expect("in place succeeds too");
                         prop_assert_eq!(n, built.len());
-                        let outs = if n == 1 { vec![rec] } else { outs };
+                        // The first output where the input lay, the others pushed.
+                        let outs: Vec<Record> = if n == 0 {
+                            outs
+                        } else {
+                            std::iter::once(rec).chain(outs).collect()
+                        };
+                        prop_assert_eq!(outs.len(), n);
                         // Equal as records and in label order (spec §11.3).
                         for (o, b) in outs.iter().zip(&built) {
                             prop_assert_eq!(o, b);

@@ -241,6 +241,22 @@ impl Record {
         }
     }
 
+    /// Like [`Record::inherit_from`] from the labels of `from` that `keep` accepts (a
+    /// filter's input, without first removing what the filter consumed).
+    pub fn inherit_from_where(&mut self, from: &Record, keep: impl Fn(Label) -> bool) {
+        let (nf, nt) = (self.fields.len(), self.tags.len());
+        for (l, v) in &from.fields {
+            if keep(*l) && !self.fields[..nf].iter().any(|(k, _)| k == l) {
+                self.fields.push((*l, v.clone()));
+            }
+        }
+        for (l, v) in &from.tags {
+            if keep(*l) && !self.tags[..nt].iter().any(|(k, _)| k == l) {
+                self.tags.push((*l, *v));
+            }
+        }
+    }
+
     /// Like [`Record::inherit_from`] but moves the labels out of `from` (last output).
     pub fn inherit_from_owned(&mut self, from: Record) {
         let (nf, nt) = (self.fields.len(), self.tags.len());

@@ -1471,16 +1471,13 @@ impl<'a> Walker<'a> {
                             pos = Pos::Leave(inst);
                             continue;
                         }
+                        if n == 0 {
+                            return Ok(());
+                        }
                         // Several outputs: the first goes on now, in the input's slot;
                         // the others wait on the stack (depth first, in written order).
                         let mut outs = std::mem::take(&mut stack.outs);
-                        let mut rest = outs.drain(..);
-                        let Some(first) = rest.next() else {
-                            drop(rest);
-                            stack.outs = outs;
-                            return Ok(());
-                        };
-                        for rec in rest.rev() {
+                        for rec in outs.drain(..).rev() {
                             stack.push(Item::At(
                                 Pos::Leave(inst.clone()),
                                 Token {
@@ -1490,7 +1487,6 @@ impl<'a> Walker<'a> {
                             ));
                         }
                         stack.outs = outs;
-                        *tok.rec = first;
                         pos = Pos::Leave(inst);
                         continue;
                     }
