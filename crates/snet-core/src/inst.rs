@@ -190,7 +190,8 @@ impl Inst {
                 replicas
                     .into_inner()
                     .unwrap_or_else(|e| e.into_inner())
-                    .into_values(),
+                    .into_values()
+                    .flatten(),
             ),
             InstKind::Feedback(body) => out.push(body),
             InstKind::Box(..)
@@ -278,8 +279,10 @@ impl InstCounter {
     }
 }
 
-/// The replicas of a split instance by index value.
-pub type Replicas = HashMap<i32, Arc<Inst>, std::hash::BuildHasherDefault<IndexHasher>>;
+/// The replicas of a split instance by index value; `None` for a retired replica: a
+/// synchrocell that fired, an identity for ever (spec §7.6), freed and remembered only
+/// by its index value (see `Walker::retire_replica`).
+pub type Replicas = HashMap<i32, Option<Arc<Inst>>, std::hash::BuildHasherDefault<IndexHasher>>;
 
 /// Hashes a split's index values (`i32`, chosen by the program, not by an adversary
 /// with a hash table to flood): one multiplication that spreads the value over the
@@ -801,7 +804,7 @@ impl Inst {
                     }
                 }
                 InstKind::Split { replicas, .. } => {
-                    stack.extend(lock(&**replicas).values().cloned())
+                    stack.extend(lock(&**replicas).values().flatten().cloned())
                 }
                 InstKind::Box(..) | InstKind::Filter | InstKind::Identity | InstKind::Observe => {}
             }

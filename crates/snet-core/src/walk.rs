@@ -707,7 +707,8 @@ impl<'a> Walker<'a> {
                     s
                 }
                 (PathStep::Replica(v), InstKind::Split { .. }) => {
-                    self.replica(&cur, *v, &None, sink)?
+                    // (Replicas are retired only in a run in one process.)
+                    self.replica(&cur, *v, &None, sink)?.ok_or_else(bad)?
                 }
                 _ => return Err(bad()),
             };
@@ -1284,14 +1285,15 @@ impl<'a> Walker<'a> {
     }
 
     /// The replica for index value `v` of split `split` (created if missing; a placed
-    /// split `!@` puts replica `v` on node `v`, spec §16.2).
+    /// split `!@` puts replica `v` on node `v`, spec §16.2); `None` if it was retired
+    /// (a fired synchrocell: records pass the split as through an identity).
     fn replica<'w>(
         &'w self,
         split: &Arc<Inst>,
         v: i32,
         ctx: &crate::det::Ctx,
         sink: &mut dyn FnMut(Step<'w>),
-    ) -> Result<Arc<Inst>, RunError> {
+    ) -> Result<Option<Arc<Inst>>, RunError> {
         let NodeKind::Split { body, placed, .. } = &self.net.node(split.node).kind else {
             return Err(RunError::new(
                 "distributed run",
@@ -1326,7 +1328,7 @@ impl<'a> Walker<'a> {
         let r = lock(&**replicas)
             .entry(v)
             .or_insert_with(|| {
-                Inst::create(
+                Some(Inst::create(
                     self.net,
                     *body,
                     Arc::downgrade(split),
@@ -1336,13 +1338,32 @@ impl<'a> Walker<'a> {
                     ctx,
                     &self.insts,
                     &mut inits,
-                )
+                ))
             })
             .clone();
         for i in inits {
             self.init_step(i, true, sink)?;
         }
         Ok(r)
+    }
+
+    /// Retires `cell`, a split's replica that is a synchrocell which just fired: it is
+    /// an identity for ever (spec §7.6), so the split remembers only its index value and
+    /// passes later records with it straight on, and the instance is freed once no walk
+    /// holds it (a split of synchrocells, as in fibtree, makes one per index value: they
+    /// no longer accumulate). Not in a distributed run, whose nodes find replicas by
+    /// their paths.
+    fn retire_replica(&self, cell: &Inst) {
+        if self.distributed {
+            return;
+        }
+        if let Some(split) = cell.parent() {
+            if let InstKind::Split { replicas, .. } = &split.kind {
+                if let Some(slot) = lock(&**replicas).get_mut(&cell.key()) {
+                    *slot = None;
+                }
+            }
+        }
     }
 
     /// Walks `tok` from `pos` until every record it becomes has ended somewhere.
@@ -1505,6 +1526,9 @@ impl<'a> Walker<'a> {
                             }
                             Ok(SyncOutcome::Fired(rec, earlier)) => {
                                 self.counters.sync_merge(earlier);
+                                if inst.slot == Slot::Replica {
+                                    self.retire_replica(&inst);
+                                }
                                 tok = Token { rec, ctx };
                                 pos = Pos::Leave(inst);
                             }
@@ -1615,7 +1639,18 @@ impl<'a> Walker<'a> {
                                 RunError::new(e.entity, Some(format!("{:?}", tok.rec)), e.message)
                             })?,
                         };
-                        pos = Pos::Enter(r);
+                        match r {
+                            Some(r) => pos = Pos::Enter(r),
+                            // A retired replica (a fired synchrocell) passes the record
+                            // on: it leaves the split as it would leave the replica.
+                            None => match self.collect(&inst, tok, stack) {
+                                Some(t) => {
+                                    tok = t;
+                                    pos = Pos::Leave(inst);
+                                }
+                                None => return Ok(()),
+                            },
+                        }
                     }
                     InstKind::Feedback(body) => pos = Pos::Enter(body.clone()),
                 },
@@ -1978,5 +2013,77 @@ mod tests {
         // The tree is the walker's no longer (only `kept` holds it).
         let rec = Record::new().with_field("x", crate::Value::int(1));
         let _ = w.walk(Pos::Enter(kept), Token::new(rec), &mut |_| {});
+    }
+
+    /// A split's replica that is a synchrocell is retired when it fires: the split
+    /// keeps only its index value, the instance is freed, and later records with that
+    /// index pass on unchanged (as through the fired cell).
+    #[test]
+    fn a_fired_synchrocell_replica_is_retired_and_freed() {
+        let (a, b, k) = (Label::field("a"), Label::field("b"), Label::tag("k"));
+        let pat = |l| GuardedPattern {
+            labels: vec![l],
+            guard: None,
+        };
+        let node = |kind| Node {
+            kind,
+            loc: "t.snet:1:1".into(),
+            name: "n".into(),
+        };
+        let net = Net {
+            nodes: vec![
+                node(NodeKind::Sync(vec![pat(a), pat(b)])),
+                node(NodeKind::Split {
+                    body: 0,
+                    index: k,
+                    det: false,
+                    placed: false,
+                }),
+            ],
+            root: 1,
+            boxes: vec![],
+            entry: "t".into(),
+        };
+        let boxes = BoxTable::new();
+        let mut w = Walker::new(&net, &boxes).expect("bound");
+        let root = w.create_root(&mut |_| {});
+        let rec = |l: &str, key| {
+            Record::new()
+                .with_field(l, crate::Value::int(key))
+                .with_tag("k", key)
+        };
+        let mut out = Vec::new();
+        let mut walk = |r: Record, out: &mut Vec<Record>| {
+            w.walk(Pos::Enter(root.clone()), Token::new(r), &mut |s| match s {
+                Step::Output(t) => out.push(t.rec.into_record()),
+                other => panic!("unexpected step {other:?}"),
+            })
+            .expect("walks");
+        };
+        let replica = |key| {
+            let InstKind::Split { replicas, .. } = &root.kind else {
+                panic!("root is the split")
+            };
+            lock(&**replicas).get(&key).cloned()
+        };
+        for key in 0..3 {
+            walk(rec("a", key), &mut out);
+        }
+        assert!(out.is_empty(), "three cells wait");
+        let cell = Arc::downgrade(&replica(1).flatten().expect("a live replica"));
+        walk(rec("b", 1), &mut out);
+        assert_eq!(out.len(), 1, "cell 1 fired");
+        assert!(
+            matches!(replica(1), Some(None)),
+            "retired: its index value is remembered"
+        );
+        assert!(cell.upgrade().is_none(), "and the instance is freed");
+        assert!(replica(0).flatten().is_some() && replica(2).flatten().is_some());
+        // A later record with index 1 passes on unchanged.
+        walk(rec("a", 1), &mut out);
+        assert_eq!(out.len(), 2);
+        assert_eq!(out[1], rec("a", 1));
+        // Two records are still stored (cells 0 and 2).
+        assert_eq!(w.finish(root.clone()), 2);
     }
 }

@@ -212,6 +212,52 @@ fn det_split_keeps_order_nondet_split_may_not() {
 }
 
 #[test]
+fn a_split_replica_that_is_a_fired_synchrocell_passes_later_records_on() {
+    // A fired synchrocell is an identity for ever (§7.6), also as a split's replica
+    // (which the walker then retires, remembering only its index value).
+    let input = vec![
+        rec_fields(&[("a", 1)]).with_tag("k", 1),
+        rec_fields(&[("b", 2)]).with_tag("k", 1),
+        rec_fields(&[("a", 3)]).with_tag("k", 1),
+        rec_fields(&[("b", 4)]).with_tag("k", 2),
+        rec_fields(&[("a", 5)]).with_tag("k", 2),
+        rec_fields(&[("b", 6)]).with_tag("k", 1),
+        rec_fields(&[("a", 7), ("b", 8)]).with_tag("k", 2),
+    ];
+    let expected = [
+        "a=1 b=2 k=1",
+        "a=3 k=1",
+        "a=5 b=4 k=2",
+        "b=6 k=1",
+        "a=7 b=8 k=2",
+    ];
+    let show = |r: &Record| {
+        let mut s: Vec<String> = ["a", "b"]
+            .iter()
+            .filter_map(|n| int_field(r, n).map(|v| format!("{n}={v}")))
+            .collect();
+        s.push(format!("k={}", tag(r, "k").unwrap()));
+        s.join(" ")
+    };
+    for (op, det) in [("!!", true), ("!", false)] {
+        let src = format!("net cells connect [| {{a}}, {{b}} |] {op} <k>;");
+        let p = Program::from_source("cells.snet", &src).unwrap();
+        for out in run_all(&p, input.clone()) {
+            let got: Vec<String> = out.iter().map(show).collect();
+            if det {
+                assert_eq!(got, expected, "{src}");
+            } else {
+                assert_eq!(
+                    sorted(got),
+                    sorted(expected.iter().map(|s| s.to_string()).collect()),
+                    "{src}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
 fn feedback_always_enters_and_loops() {
     // Records from outside always enter the operand (spec §7.12 rule 1), even when they
     // do not match the back pattern; results matching it go round again.
