@@ -190,8 +190,8 @@ impl Inst {
                 replicas
                     .into_inner()
                     .unwrap_or_else(|e| e.into_inner())
-                    .into_values()
-                    .flatten(),
+                    .live
+                    .into_values(),
             ),
             InstKind::Feedback(body) => out.push(body),
             InstKind::Box(..)
@@ -279,10 +279,29 @@ impl InstCounter {
     }
 }
 
-/// The replicas of a split instance by index value; `None` for a retired replica: a
-/// synchrocell that fired, an identity for ever (spec §7.6), freed and remembered only
-/// by its index value (see `Walker::retire_replica`).
-pub type Replicas = HashMap<i32, Option<Arc<Inst>>, std::hash::BuildHasherDefault<IndexHasher>>;
+/// The replicas of a split instance by index value.
+#[derive(Debug, Default)]
+pub struct Replicas {
+    /// The live replicas.
+    pub(crate) live: HashMap<i32, Arc<Inst>, std::hash::BuildHasherDefault<IndexHasher>>,
+    /// Index values of retired replicas: synchrocells that fired, identities for ever
+    /// (spec §7.6), freed and remembered by their index value alone (see
+    /// `Walker::retire_replica`). Apart from the live ones, so that the live map stays
+    /// as small as what is waiting (fibtree: a few dozen cells, not 10^5).
+    pub(crate) retired: std::collections::HashSet<i32, std::hash::BuildHasherDefault<IndexHasher>>,
+}
+
+impl Replicas {
+    /// The replica for `v`: `Some(None)` if it was retired, `None` if there is none.
+    #[inline]
+    pub(crate) fn get(&self, v: i32) -> Option<Option<Arc<Inst>>> {
+        match self.live.get(&v) {
+            Some(r) => Some(Some(r.clone())),
+            None if self.retired.contains(&v) => Some(None),
+            None => None,
+        }
+    }
+}
 
 /// Hashes a split's index values (`i32`, chosen by the program, not by an adversary
 /// with a hash table to flood): one multiplication that spreads the value over the
@@ -804,7 +823,7 @@ impl Inst {
                     }
                 }
                 InstKind::Split { replicas, .. } => {
-                    stack.extend(lock(&**replicas).values().flatten().cloned())
+                    stack.extend(lock(&**replicas).live.values().cloned())
                 }
                 InstKind::Box(..) | InstKind::Filter | InstKind::Identity | InstKind::Observe => {}
             }

@@ -1325,26 +1325,32 @@ impl<'a> Walker<'a> {
             place = place.on(v as u32);
         }
         let mut inits = Vec::new();
-        let r = lock(&**replicas)
-            .entry(v)
-            .or_insert_with(|| {
-                Some(Inst::create(
-                    self.net,
-                    *body,
-                    Arc::downgrade(split),
-                    Slot::Replica,
-                    v,
-                    place,
-                    ctx,
-                    &self.insts,
-                    &mut inits,
-                ))
-            })
-            .clone();
+        let r = {
+            let mut g = lock(&**replicas);
+            if g.retired.contains(&v) {
+                return Ok(None);
+            }
+            g.live
+                .entry(v)
+                .or_insert_with(|| {
+                    Inst::create(
+                        self.net,
+                        *body,
+                        Arc::downgrade(split),
+                        Slot::Replica,
+                        v,
+                        place,
+                        ctx,
+                        &self.insts,
+                        &mut inits,
+                    )
+                })
+                .clone()
+        };
         for i in inits {
             self.init_step(i, true, sink)?;
         }
-        Ok(r)
+        Ok(Some(r))
     }
 
     /// Retires `cell`, a split's replica that is a synchrocell which just fired: it is
@@ -1359,8 +1365,9 @@ impl<'a> Walker<'a> {
         }
         if let Some(split) = cell.parent() {
             if let InstKind::Split { replicas, .. } = &split.kind {
-                if let Some(slot) = lock(&**replicas).get_mut(&cell.key()) {
-                    *slot = None;
+                let mut g = lock(&**replicas);
+                if g.live.remove(&cell.key()).is_some() {
+                    g.retired.insert(cell.key());
                 }
             }
         }
@@ -1632,7 +1639,7 @@ impl<'a> Walker<'a> {
                             ));
                         };
                         enter_frame(&inst, &mut tok);
-                        let existing = lock(&**replicas).get(&v).cloned();
+                        let existing = lock(&**replicas).get(v);
                         let r = match existing {
                             Some(r) => r,
                             None => self.replica(&inst, v, &tok.ctx, sink).map_err(|e| {
@@ -2064,7 +2071,7 @@ mod tests {
             let InstKind::Split { replicas, .. } = &root.kind else {
                 panic!("root is the split")
             };
-            lock(&**replicas).get(&key).cloned()
+            lock(&**replicas).get(key)
         };
         for key in 0..3 {
             walk(rec("a", key), &mut out);
