@@ -133,15 +133,15 @@ pub struct Inst {
     pub up_home: u32,
     parent: Weak<Inst>,
     pub(crate) kind: InstKind,
-    /// For star stages: the next stage, created on demand. For other box instances:
-    /// the box a record leaving this one enters next, when the way there is serial
-    /// composition only (no collector, test, state, observer or other node on it),
-    /// found on the first record that leaves (the instances below a serial composition
-    /// never change): one load per hop instead of a reference-count update per level
+    /// For star stages: the next stage, created on demand. For other instances: what a
+    /// record leaving this one enters next, when the way there is serial composition
+    /// only (no collector, test, state, observer or other node on it), found on the
+    /// first record that leaves (the instances below a serial composition never
+    /// change): one load per step instead of a reference-count update per level
     /// climbed and descended.
     pub(crate) next_stage: OnceLock<Arc<Inst>>,
-    /// For box instances that are not stages: the way on is not serial composition
-    /// only (see `next_stage`). In what was padding: instances stay their size.
+    /// For instances that are not stages: the way on is not serial composition only
+    /// (see `next_stage`). In what was padding: instances stay their size.
     no_succ: std::sync::atomic::AtomicBool,
     /// For star stages: a later stage such that every stage in between is an identity
     /// (fired synchrocells), for O(1) passage through long fired chains (spec §7.6).
@@ -611,8 +611,9 @@ impl Inst {
         self.parent.upgrade()
     }
 
-    /// The box instance a record leaving box instance `self` enters next, when only
-    /// serial composition lies between them (see the `succ` field).
+    /// The instance a record leaving `self` (not a star stage) enters next, when only
+    /// serial composition lies between them: found on the first record that leaves,
+    /// kept in `next_stage` (the instances below a serial composition never change).
     #[inline]
     pub(crate) fn serial_successor(&self) -> Option<&Arc<Inst>> {
         use std::sync::atomic::Ordering::Relaxed;
@@ -634,9 +635,6 @@ impl Inst {
     }
 
     fn find_serial_successor(leaf: &Inst) -> Option<Arc<Inst>> {
-        if !matches!(leaf.kind, InstKind::Box(..)) {
-            return None;
-        }
         // Up while leaving the right operand of `..`, then into the right operand.
         let mut parent = leaf.parent()?;
         let mut slot = leaf.slot;
@@ -650,14 +648,11 @@ impl Inst {
                 _ => return None,
             }
         };
-        // Down through left operands to the box the record enters.
-        loop {
-            match &next.kind {
-                InstKind::Box(..) => return Some(next),
-                InstKind::Serial(a, _) => next = a.clone(),
-                _ => return None,
-            }
+        // Down through left operands to what the record enters.
+        while let InstKind::Serial(a, _) = &next.kind {
+            next = a.clone();
         }
+        Some(next)
     }
 
     /// The key of the outermost feedback instance enclosing this instance (see

@@ -866,7 +866,10 @@ impl<'a> Walker<'a> {
             return Ok(None);
         }
         if let Some(next) = leaf.serial_successor() {
-            return Ok(Some(next));
+            if matches!(next.kind, InstKind::Box(..)) {
+                return Ok(Some(next));
+            }
+            return Ok(None);
         }
         if let Slot::Stage(star) = leaf.slot {
             if let Ok(n) = self.leave_stage(star, leaf, &tok.rec)? {
@@ -1432,6 +1435,10 @@ impl<'a> Walker<'a> {
         stack: &mut WalkStack,
         sink: &mut dyn FnMut(Step<'w>),
     ) -> Result<(), RunError> {
+        // Set while climbing out of the right operand of `..` from an instance without
+        // a serial successor: its parent has none either (the same way up), so the
+        // climb does not look again.
+        let mut climbing = false;
         loop {
             // One test per step in a run in one process (spec §16.7): the flag is false
             // (and predicted so), and the homes are not even read.
@@ -1662,6 +1669,15 @@ impl<'a> Walker<'a> {
                     InstKind::Feedback(body) => pos = Pos::Enter(body.clone()),
                 },
                 Pos::Leave(inst) => {
+                    // Through serial composition only: straight to what comes next
+                    // (one reference taken, none for each level climbed and entered).
+                    // In a distributed run every step checks its home (above).
+                    if !self.distributed && !std::mem::take(&mut climbing) {
+                        if let Some(next) = inst.serial_successor() {
+                            pos = Pos::Enter(next.clone());
+                            continue;
+                        }
+                    }
                     let stage_exit = match inst.slot {
                         Slot::Stage(star) => match self.leave_stage(star, &inst, &tok.rec)? {
                             Ok(n) => {
@@ -1718,6 +1734,10 @@ impl<'a> Walker<'a> {
                                 }
                                 None => return Ok(()),
                             }
+                        }
+                        (InstKind::Serial(..), Slot::Right) => {
+                            climbing = true;
+                            pos = Pos::Leave(parent);
                         }
                         _ => pos = Pos::Leave(parent),
                     }
@@ -2092,5 +2112,83 @@ mod tests {
         assert_eq!(out[1], rec("a", 1));
         // Two records are still stored (cells 0 and 2).
         assert_eq!(w.finish(root.clone()), 2);
+    }
+
+    /// A record leaving an instance whose way on is serial composition only goes
+    /// straight to what comes next (found once, kept by the instance), for filters as
+    /// for boxes.
+    #[test]
+    fn serial_successors_are_found_once_for_every_kind_of_instance() {
+        use crate::net::{Filter, OutItem};
+        let (x, t) = (Label::field("x"), Label::tag("t"));
+        // [{x} -> {x, <t>}] .. ([{x, <t>} -> {x, <t=t+1>}] .. [])
+        let inc = crate::TagExpr::Binary(
+            crate::tagexpr::BinOp::Add,
+            Box::new(crate::TagExpr::Label(t)),
+            Box::new(crate::TagExpr::Int(1)),
+        );
+        let filter = |pattern: Vec<Label>, value| {
+            NodeKind::Filter(Filter {
+                pattern,
+                guards: vec![],
+                default: vec![vec![
+                    OutItem::Field { to: x, from: x },
+                    OutItem::Tag { to: t, value },
+                ]],
+            })
+        };
+        let node = |kind| Node {
+            kind,
+            loc: "t.snet:1:1".into(),
+            name: "n".into(),
+        };
+        let net = Net {
+            nodes: vec![
+                node(filter(vec![x], None)),
+                node(filter(vec![x, t], Some(inc))),
+                node(NodeKind::Identity),
+                node(NodeKind::Serial(1, 2)),
+                node(NodeKind::Serial(0, 3)),
+            ],
+            root: 4,
+            boxes: vec![],
+            entry: "t".into(),
+        };
+        let boxes = BoxTable::new();
+        let mut w = Walker::new(&net, &boxes).expect("bound");
+        let root = w.create_root(&mut |_| {});
+        let mut out = Vec::new();
+        for v in 0..3 {
+            let rec = Record::new().with_field("x", crate::Value::int(v));
+            w.walk(
+                Pos::Enter(root.clone()),
+                Token::new(rec),
+                &mut |s| match s {
+                    Step::Output(tok) => out.push(tok.rec.into_record()),
+                    other => panic!("unexpected step {other:?}"),
+                },
+            )
+            .expect("walks");
+        }
+        assert_eq!(out.len(), 3);
+        for (v, r) in out.iter().enumerate() {
+            assert_eq!(r.tag(t), Some(1), "{r:?}");
+            let got = r.field(x).cloned().flatten().and_then(|v| v.as_i32());
+            assert_eq!(got, Some(v as i32));
+        }
+        let InstKind::Serial(first, rest) = &root.kind else {
+            panic!("root is `..`")
+        };
+        let InstKind::Serial(second, ident) = &rest.kind else {
+            panic!("right operand is `..`")
+        };
+        // The first filter goes straight on to the second, which goes to the identity.
+        assert!(Arc::ptr_eq(first.next_stage.get().expect("cached"), second));
+        assert!(Arc::ptr_eq(second.next_stage.get().expect("cached"), ident));
+        // The identity leaves the net: it has no successor (nor has the composition
+        // above it, the same way up).
+        assert!(ident.next_stage.get().is_none());
+        assert!(rest.next_stage.get().is_none());
+        assert_eq!(w.finish(root), 0);
     }
 }
