@@ -2080,7 +2080,7 @@ mod tests {
                 .with_tag("k", key)
         };
         let mut out = Vec::new();
-        let mut walk = |r: Record, out: &mut Vec<Record>| {
+        let walk = |r: Record, out: &mut Vec<Record>| {
             w.walk(Pos::Enter(root.clone()), Token::new(r), &mut |s| match s {
                 Step::Output(t) => out.push(t.rec.into_record()),
                 other => panic!("unexpected step {other:?}"),
