@@ -2042,6 +2042,30 @@ mod tests {
         let _ = w.walk(Pos::Enter(kept), Token::new(rec), &mut |_| {});
     }
 
+    /// A node of a hand-made net.
+    fn node(kind: NodeKind) -> Node {
+        Node {
+            kind,
+            loc: "t.snet:1:1".into(),
+            name: "n".into(),
+        }
+    }
+
+    /// Walks `rec` into `root` (a net without boxes): the records that leave it.
+    fn outputs(w: &Walker<'_>, root: &Arc<Inst>, rec: Record) -> Vec<Record> {
+        let mut out = Vec::new();
+        w.walk(
+            Pos::Enter(root.clone()),
+            Token::new(rec),
+            &mut |s| match s {
+                Step::Output(t) => out.push(t.rec.into_record()),
+                other => panic!("unexpected step {other:?}"),
+            },
+        )
+        .expect("walks");
+        out
+    }
+
     /// A split's replica that is a synchrocell is retired when it fires: the split
     /// keeps only its index value, the instance is freed, and later records with that
     /// index pass on unchanged (as through the fired cell).
@@ -2051,11 +2075,6 @@ mod tests {
         let pat = |l| GuardedPattern {
             labels: vec![l],
             guard: None,
-        };
-        let node = |kind| Node {
-            kind,
-            loc: "t.snet:1:1".into(),
-            name: "n".into(),
         };
         let net = Net {
             nodes: vec![
@@ -2080,13 +2099,7 @@ mod tests {
                 .with_tag("k", key)
         };
         let mut out = Vec::new();
-        let walk = |r: Record, out: &mut Vec<Record>| {
-            w.walk(Pos::Enter(root.clone()), Token::new(r), &mut |s| match s {
-                Step::Output(t) => out.push(t.rec.into_record()),
-                other => panic!("unexpected step {other:?}"),
-            })
-            .expect("walks");
-        };
+        let walk = |r: Record, out: &mut Vec<Record>| out.extend(outputs(&w, &root, r));
         let replica = |key| {
             let InstKind::Split { replicas, .. } = &root.kind else {
                 panic!("root is the split")
@@ -2137,11 +2150,6 @@ mod tests {
                 ]],
             })
         };
-        let node = |kind| Node {
-            kind,
-            loc: "t.snet:1:1".into(),
-            name: "n".into(),
-        };
         let net = Net {
             nodes: vec![
                 node(filter(vec![x], None)),
@@ -2160,15 +2168,7 @@ mod tests {
         let mut out = Vec::new();
         for v in 0..3 {
             let rec = Record::new().with_field("x", crate::Value::int(v));
-            w.walk(
-                Pos::Enter(root.clone()),
-                Token::new(rec),
-                &mut |s| match s {
-                    Step::Output(tok) => out.push(tok.rec.into_record()),
-                    other => panic!("unexpected step {other:?}"),
-                },
-            )
-            .expect("walks");
+            out.extend(outputs(&w, &root, rec));
         }
         assert_eq!(out.len(), 3);
         for (v, r) in out.iter().enumerate() {
