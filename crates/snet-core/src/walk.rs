@@ -1556,7 +1556,19 @@ impl<'a> Walker<'a> {
                             Err(b) => return Err(self.err(&inst, &b.1, b.0.to_string())),
                         }
                     }
-                    InstKind::Serial(a, _) => pos = Pos::Enter(a.clone()),
+                    InstKind::Serial(a, _) => {
+                        // Down the left operands at once (a chain `a .. b .. c` nests
+                        // them): entering a composition does nothing else, and `inst`
+                        // holds what lies below. Level by level in a distributed run,
+                        // where every step checks its home.
+                        let mut first = a;
+                        if !self.distributed {
+                            while let InstKind::Serial(x, _) = &first.kind {
+                                first = x;
+                            }
+                        }
+                        pos = Pos::Enter(first.clone());
+                    }
                     InstKind::Parallel {
                         branches, single, ..
                     } => {
