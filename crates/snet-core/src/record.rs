@@ -228,17 +228,7 @@ impl Record {
     /// Only the labels `self` carried before are searched (`from` has no duplicates), so
     /// the cost is `|self| * |from|`, not quadratic in the labels inherited.
     pub fn inherit_from(&mut self, from: &Record) {
-        let (nf, nt) = (self.fields.len(), self.tags.len());
-        for (l, v) in &from.fields {
-            if !self.fields[..nf].iter().any(|(k, _)| k == l) {
-                self.fields.push((*l, v.clone()));
-            }
-        }
-        for (l, v) in &from.tags {
-            if !self.tags[..nt].iter().any(|(k, _)| k == l) {
-                self.tags.push((*l, *v));
-            }
-        }
+        self.inherit_from_where(from, |_| true);
     }
 
     /// Like [`Record::inherit_from`] from the labels of `from` that `keep` accepts (a

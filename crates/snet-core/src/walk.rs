@@ -1311,6 +1311,12 @@ impl<'a> Walker<'a> {
                 "internal error: not a split",
             ));
         };
+        // One lock and one lookup for a replica that exists or was retired; a new one is
+        // made under the same lock (two records with one new value make one replica).
+        let mut g = lock(&**replicas);
+        if let Some(r) = g.get(v) {
+            return Ok(r);
+        }
         let mut place = split.place();
         if *placed && place.nodes > 1 {
             if v < 0 || v as u32 >= place.nodes {
@@ -1328,28 +1334,19 @@ impl<'a> Walker<'a> {
             place = place.on(v as u32);
         }
         let mut inits = Vec::new();
-        let r = {
-            let mut g = lock(&**replicas);
-            if g.retired.contains(&v) {
-                return Ok(None);
-            }
-            g.live
-                .entry(v)
-                .or_insert_with(|| {
-                    Inst::create(
-                        self.net,
-                        *body,
-                        Arc::downgrade(split),
-                        Slot::Replica,
-                        v,
-                        place,
-                        ctx,
-                        &self.insts,
-                        &mut inits,
-                    )
-                })
-                .clone()
-        };
+        let r = Inst::create(
+            self.net,
+            *body,
+            Arc::downgrade(split),
+            Slot::Replica,
+            v,
+            place,
+            ctx,
+            &self.insts,
+            &mut inits,
+        );
+        g.live.insert(v, r.clone());
+        drop(g);
         for i in inits {
             self.init_step(i, true, sink)?;
         }
@@ -1641,7 +1638,7 @@ impl<'a> Walker<'a> {
                             pos = Pos::Enter(self.next_stage(&inst, None, &tok, sink));
                         }
                     }
-                    InstKind::Split { replicas, .. } => {
+                    InstKind::Split { .. } => {
                         let NodeKind::Split { index, .. } = &self.net.node(inst.node).kind else {
                             unreachable!("split instance of a non-split node")
                         };
@@ -1658,13 +1655,9 @@ impl<'a> Walker<'a> {
                             ));
                         };
                         enter_frame(&inst, &mut tok);
-                        let existing = lock(&**replicas).get(v);
-                        let r = match existing {
-                            Some(r) => r,
-                            None => self.replica(&inst, v, &tok.ctx, sink).map_err(|e| {
-                                RunError::new(e.entity, Some(format!("{:?}", tok.rec)), e.message)
-                            })?,
-                        };
+                        let r = self.replica(&inst, v, &tok.ctx, sink).map_err(|e| {
+                            RunError::new(e.entity, Some(format!("{:?}", tok.rec)), e.message)
+                        })?;
                         match r {
                             Some(r) => pos = Pos::Enter(r),
                             // A retired replica (a fired synchrocell) passes the record
