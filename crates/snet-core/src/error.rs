@@ -3,8 +3,16 @@
 use std::fmt;
 
 /// A fatal run-time error. Stops the run; the CLI prints it and exits non-zero.
+///
+/// One pointer wide (its parts are boxed, read and written through `Deref`): every
+/// function on the record path returns a `Result<_, RunError>`, and an error of three
+/// strings made each of those results a 72-byte value returned through memory.
+#[derive(Clone, PartialEq, Eq)]
+pub struct RunError(Box<RunErrorParts>);
+
+/// What a [`RunError`] says.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RunError {
+pub struct RunErrorParts {
     /// The entity: box name, or combinator/filter/synchrocell with its source position.
     pub entity: String,
     /// The offending record (its labels and values), if any.
@@ -15,16 +23,46 @@ pub struct RunError {
 
 impl RunError {
     /// A new error.
+    #[cold]
     pub fn new(
         entity: impl Into<String>,
         record: Option<String>,
         message: impl Into<String>,
     ) -> Self {
-        RunError {
+        RunError(Box::new(RunErrorParts {
             entity: entity.into(),
             record,
             message: message.into(),
-        }
+        }))
+    }
+
+    /// The error's parts, by value.
+    pub fn into_parts(self) -> RunErrorParts {
+        *self.0
+    }
+}
+
+impl std::ops::Deref for RunError {
+    type Target = RunErrorParts;
+    fn deref(&self) -> &RunErrorParts {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for RunError {
+    fn deref_mut(&mut self) -> &mut RunErrorParts {
+        &mut self.0
+    }
+}
+
+impl fmt::Debug for RunError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // As the struct of three fields it was (tests and logs print it so).
+        f.debug_struct("RunError")
+            .field("entity", &self.entity)
+            .field("record", &self.record)
+            .field("message", &self.message)
+            .finish()
     }
 }
 

@@ -1655,8 +1655,9 @@ impl<'a> Walker<'a> {
                             ));
                         };
                         enter_frame(&inst, &mut tok);
-                        let r = self.replica(&inst, v, &tok.ctx, sink).map_err(|e| {
-                            RunError::new(e.entity, Some(format!("{:?}", tok.rec)), e.message)
+                        let r = self.replica(&inst, v, &tok.ctx, sink).map_err(|mut e| {
+                            e.record = Some(format!("{:?}", tok.rec));
+                            e
                         })?;
                         match r {
                             Some(r) => pos = Pos::Enter(r),
