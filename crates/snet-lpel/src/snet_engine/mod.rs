@@ -82,6 +82,7 @@ use crate::config::{
 };
 use crate::runtime::{Quiescence, Runtime};
 use crate::task::{Activation, TaskSpec, TaskState};
+use crossbeam_utils::CachePadded;
 use inbox::{After, Inbox, Job, Take};
 use snet_core::det::Token;
 use snet_core::engine::{Engine, Incoming, RecordSink, RecordSource, RunOptions, RunStats};
@@ -339,7 +340,7 @@ struct Run<'a> {
     /// Block assignment: the k-th new box instance goes to worker `(k / b) % workers`.
     blocks: Option<usize>,
     /// Box instances given a worker by block assignment so far.
-    spawned: AtomicUsize,
+    spawned: CachePadded<AtomicUsize>,
     /// Stage assignment: runs of this many consecutive stages per worker.
     stage_blocks: Option<usize>,
     /// Stage assignment: box instances in stages of each star node given a worker so
@@ -349,19 +350,24 @@ struct Run<'a> {
     max_parked: isize,
     /// Box names by box index (task names).
     names: Vec<Arc<str>>,
+    // What tasks write at run time (park count, spawn count, the lists) and the stop
+    // flag every job reads have a cache line each (decision 61).
     /// Set by the first error: stop reading, drop jobs, never block.
-    stop: AtomicBool,
+    stop: CachePadded<AtomicBool>,
     /// Set at the end: tasks with empty inboxes end instead of parking.
     finishing: AtomicBool,
     error: Mutex<Option<RunError>>,
     /// Parked box tasks (may dip below zero transiently).
-    parked: AtomicIsize,
+    parked: CachePadded<AtomicIsize>,
     /// Parks in order, oldest first: `(inbox owner, park number)`; entries whose park
     /// is over are skipped lazily.
-    lru: Mutex<VecDeque<(Weak<BoxState>, u64)>>,
+    lru: CachePadded<Mutex<ParkQueue>>,
     /// Every box instance's state (to unblock producers if the run must be torn down).
-    all: Mutex<Vec<Weak<BoxState>>>,
+    all: CachePadded<Mutex<Vec<Weak<BoxState>>>>,
 }
+
+/// Parked tasks in park order: `(inbox owner, park number)`.
+type ParkQueue = VecDeque<(Weak<BoxState>, u64)>;
 
 /// The run as seen by tasks (see the SAFETY comment in [`LpelEngine::run`]).
 type StaticRun = Run<'static>;
@@ -724,7 +730,7 @@ impl Engine for LpelEngine {
                 .batch
                 .clamp(1, self.config.stream_capacity.max(1)),
             blocks: self.config.blocks.map(|b| b.max(1)),
-            spawned: AtomicUsize::new(0),
+            spawned: CachePadded::new(AtomicUsize::new(0)),
             stage_blocks: self.config.stage_blocks.map(|b| b.max(1)),
             stage_spawned: net.nodes.iter().map(|_| AtomicUsize::new(0)).collect(),
             workers: opts.workers.max(1),
@@ -734,12 +740,12 @@ impl Engine for LpelEngine {
                 .iter()
                 .map(|b| Arc::from(b.name.as_str()))
                 .collect(),
-            stop: AtomicBool::new(false),
+            stop: CachePadded::new(AtomicBool::new(false)),
             finishing: AtomicBool::new(false),
             error: Mutex::new(None),
-            parked: AtomicIsize::new(0),
-            lru: Mutex::new(VecDeque::new()),
-            all: Mutex::new(Vec::new()),
+            parked: CachePadded::new(AtomicIsize::new(0)),
+            lru: CachePadded::new(Mutex::new(VecDeque::new())),
+            all: CachePadded::new(Mutex::new(Vec::new())),
         };
         let (cfg, temp_dir) = self.runtime_config(opts.workers);
         let mon_dir = cfg.monitoring.as_ref().map(|m| m.dir.clone());
