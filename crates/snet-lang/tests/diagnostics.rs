@@ -138,6 +138,25 @@ fn w0106_is_quiet_for_reached_branches() {
     }
 }
 
+/// Under an inferred input type the records reaching a choice may lack labels that come
+/// with the input, so W0106 needs a real near miss: a record that, with its similar
+/// labels renamed, would have every label the branch wants. `{b}` is no near miss of a
+/// branch that wants `{B, D}` (the record `{B, D}` reaches it), `{D, b}` is.
+#[test]
+fn w0106_under_an_inferred_type_needs_a_real_near_miss() {
+    let src = "net w4 connect ([{D} -> {D}] .. [{B} -> {B, <hit>}]) | ([{D} -> {D}] .. [{C} -> {C}]) | [{b} -> {b}];";
+    let w = warnings_with("w4.snet", src, "W0106");
+    assert!(w.is_empty(), "{w}");
+    // The typo: records `{D, b}` reach a branch that wants `{B, D}`.
+    let src = "net t { box f((x) -> (D, b)); } connect f .. (([{D} -> {D}] .. [{B} -> {B, <hit>}]) | [{b} -> {b}]);";
+    let w = warnings_with("t.snet", src, "W0106");
+    assert!(w.contains("branch 1 of `|`"), "{w}");
+    assert!(
+        w.contains("none of them has field `B`; they have field `b`"),
+        "{w}"
+    );
+}
+
 /// Issue 33 item 5: a declared output that the body cannot produce is flagged like a
 /// declared input it does not accept.
 #[test]

@@ -383,7 +383,11 @@ pub(crate) fn check(ir: &Ir, inf: &Infer<'_>, entry: usize, diags: &mut Vec<Diag
             }
             // The label the branch wants that the arriving records lack, with a similar
             // one they have.
-            let miss = near_miss(arrived, wants);
+            let miss = if declared {
+                near_miss(arrived, wants)
+            } else {
+                real_near_miss(arrived, wants)
+            };
             if miss.is_none() && !declared {
                 continue;
             }
@@ -441,7 +445,12 @@ pub(crate) fn check(ir: &Ir, inf: &Infer<'_>, entry: usize, diags: &mut Vec<Diag
         let covered = diags
             .iter()
             .any(|d| d.code == "W0101" && d.span() == Some(span));
-        let Some((want, got)) = near_miss(arrived, &wants) else {
+        let miss = if declared {
+            near_miss(arrived, &wants)
+        } else {
+            real_near_miss(arrived, &wants)
+        };
+        let Some((want, got)) = miss else {
             continue;
         };
         if covered {
@@ -482,6 +491,42 @@ fn near_miss(arrived: &Ty, wants: &Ty) -> Option<(Label, Label)> {
             None
         }
     })
+}
+
+/// [`near_miss`] for an inferred input type, where the records reaching a node may
+/// lack labels that come with the input by flow inheritance: a near miss only if some
+/// arriving variant, with its labels similar to the missing ones taken as those (the
+/// suggested renames, one label each), would satisfy a variant of `wants`. A record
+/// `{b}` is no near miss of a branch that wants `{B, D}`: renamed it still lacks `D`.
+fn real_near_miss(arrived: &Ty, wants: &Ty) -> Option<(Label, Label)> {
+    let wanted = |l: &Label| wants.iter().any(|w| w.contains(l));
+    for w in wants {
+        'x: for x in arrived {
+            // Labels the branch wants itself are no alternative to the one it lacks.
+            let have: Vec<Label> = x.iter().filter(|l| !wanted(l)).copied().collect();
+            let mut renamed = x.clone();
+            let mut used: Vec<Label> = Vec::new();
+            let mut first = None;
+            for l in w {
+                if l.kind() == LabelKind::BTag || x.contains(l) {
+                    continue;
+                }
+                let Some(s) = similar(*l, &have).filter(|s| !used.contains(s)) else {
+                    continue 'x;
+                };
+                used.push(s);
+                renamed.retain(|y| *y != s);
+                renamed = union(&renamed, &[*l]);
+                if first.is_none() && !arrived.iter().any(|y| y.contains(l)) {
+                    first = Some((*l, s));
+                }
+            }
+            if first.is_some() && accept_score(w, &renamed).is_some() {
+                return first;
+            }
+        }
+    }
+    None
 }
 
 /// Adds the near-miss note, the producer of the similar label and the help to `d`.
