@@ -159,7 +159,10 @@ pub(crate) fn variant_of(labels: &[Label]) -> Variant {
 
 /// The label set each output record of filter `f` writes (spec §8's `out` of a filter),
 /// action by action, in source order: a target name per item (`f=g` gives `f`,
-/// `<t=e>` gives `<t>`); an empty `{}` gives the empty variant.
+/// `<t=e>` gives `<t>`); an empty `{}` gives the empty variant. (§8's table says an
+/// empty `RecOut` contributes no variant, but its corpus example `[{<Decipher>} -> {}]
+/// .. KeyInvert` with input type `[{<Decipher>, KeySet}]`, which §8 makes normative,
+/// needs the empty variant: without it `in(A .. B)` would be `v` alone, `{<Decipher>}`.)
 pub(crate) fn filter_outputs(f: &Filter) -> impl Iterator<Item = Variant> + '_ {
     f.guards
         .iter()
