@@ -131,6 +131,8 @@ pub(crate) struct Current {
     pub(crate) given: &'static [Slot],
     /// The kinds of `given`.
     pub(crate) kinds: &'static [SlotKind],
+    /// The crash came while `C4SNetOut` read the values the box emitted.
+    pub(crate) checking_values: bool,
 }
 
 /// The invocation context behind `hnd` (invariant 2).
@@ -150,6 +152,9 @@ pub(crate) struct Invocation<'a> {
     out: &'a mut dyn Emitter,
     failure: Option<BoxFailure>,
     panic: Option<Box<dyn Any + Send>>,
+    /// Set while `C4SNetOut` checks the values the box emitted (for the crash handler:
+    /// a fault there is a missing value or a stray pointer, not the box's own code).
+    checking_values: bool,
 }
 
 thread_local! {
@@ -179,6 +184,7 @@ pub(crate) fn current_box() -> Option<Current> {
         info: inv.info,
         given: inv.given,
         kinds: inv.kinds,
+        checking_values: inv.checking_values,
     })
 }
 
@@ -226,6 +232,7 @@ pub(crate) unsafe fn invoke(
         out,
         failure: None,
         panic: None,
+        checking_values: false,
     };
     let hnd: *mut c_void = ptr::addr_of_mut!(inv).cast();
     CURRENT.with(|c| c.set(hnd));
@@ -403,9 +410,34 @@ unsafe extern "C" fn c_create(ty: c_int, size: usize, data: *const c_void) -> *m
 
 /// `C4SNetFree`: releases one reference; NULL is ignored.
 unsafe extern "C" fn c_release(p: *mut c_void) {
-    if !p.is_null() {
-        // SAFETY: invariant 1: the box owns the reference it releases.
-        unsafe { Value::release_raw(p) };
+    if p.is_null() {
+        return;
+    }
+    // SAFETY: C4SNetFree's contract: `p` is a value (best-effort check, see c_emit).
+    if !unsafe { Value::plausible_raw(p) } {
+        let inv = CURRENT.with(Cell::get);
+        let what = format!(
+            "C4SNetFree({p:p}): not a c4snet_data_t made by C4SNetCreate, C4SNetAlloc or a \
+             copy (a stray pointer, or one freed already; spec §12.5)"
+        );
+        if inv.is_null() {
+            fail(what);
+        } else {
+            // SAFETY: invariant 4: CURRENT is the invocation whose C code called us.
+            not_a_value(unsafe { &mut *inv.cast::<Invocation<'_>>() }, &what);
+        }
+        return;
+    }
+    // SAFETY: invariant 1: the box owns the reference it releases.
+    unsafe { Value::release_raw(p) };
+}
+
+/// Fails invocation `inv` for a pointer it handed back that is not a value (`what`
+/// says which). Its reference, if it is one after all, is not taken: the run stops.
+#[cold]
+fn not_a_value(inv: &mut Invocation<'_>, what: &str) {
+    if inv.failure.is_none() {
+        inv.failure = Some(BoxFailure(format!("box `{}`: {what}", inv.name)));
     }
 }
 
@@ -495,6 +527,16 @@ unsafe extern "C" fn c_emit(hnd: *mut c_void, variant: c_int, n: c_int, values: 
         // SAFETY: the shim passes one slot per label of the variant.
         unsafe { std::slice::from_raw_parts(values, kinds.len()) }
     };
+    // Each field must be a value: a stray pointer, or a value missing from the
+    // argument list (read from wherever the next one would have been), is refused here
+    // with the box named, or faults here while the crash handler can still name it.
+    inv.checking_values = true;
+    let bad = first_stray(kinds, values);
+    inv.checking_values = false;
+    if let Some(i) = bad {
+        stray_value(inv, variant, kinds, values, i);
+        return;
+    }
     if inv.failure.is_some() || inv.panic.is_some() {
         // The call already failed: ignore further emissions (releasing their fields).
         // SAFETY: invariant 1: C4SNetOut consumes one reference per field slot.
@@ -516,6 +558,44 @@ unsafe extern "C" fn c_emit(hnd: *mut c_void, variant: c_int, n: c_int, values: 
         Ok(Err(f)) => inv.failure = Some(f),
         Err(p) => inv.panic = Some(p),
     }
+}
+
+/// The first field of `values` (of `kinds`) that is not a value, if any (see
+/// [`Value::plausible_raw`]).
+#[inline(always)]
+fn first_stray(kinds: &[SlotKind], values: &[Slot]) -> Option<usize> {
+    (0..kinds.len().min(values.len())).find(|&i| {
+        kinds[i] == SlotKind::Field && {
+            // SAFETY: a field slot holds a pointer (the variant's kinds).
+            let p = unsafe { values[i].field };
+            // SAFETY: C4SNetOut's contract: a field argument is a value (or NULL); this
+            // catches some breaches of it (spec §12.4: too few arguments is undefined).
+            !p.is_null() && !unsafe { Value::plausible_raw(p) }
+        }
+    })
+}
+
+/// Fails `inv` for emitting `values[i]`, which is not a value.
+#[cold]
+fn stray_value(
+    inv: &mut Invocation<'_>,
+    variant: c_int,
+    kinds: &[SlotKind],
+    values: &[Slot],
+    i: usize,
+) {
+    // SAFETY: a field slot (`first_stray`).
+    let p = unsafe { values[i].field };
+    not_a_value(
+        inv,
+        &format!(
+            "C4SNetOut(hnd, {variant}, ...): value {} ({p:p}) is not a c4snet_data_t made by \
+             C4SNetCreate, C4SNetAlloc or a copy (fewer values than the variant's {} \
+             labels, or a stray or freed pointer; spec §12.4)",
+            i + 1,
+            kinds.len()
+        ),
+    );
 }
 
 /// The handle of the invocation this thread runs the C code of, or null (invariant 4).

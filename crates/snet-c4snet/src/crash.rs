@@ -298,6 +298,13 @@ extern "C" fn on_fatal_signal(sig: c_int, _info: *mut libc::siginfo_t, _ctx: *mu
             describe(sig),
             b"\n",
         ]);
+        if cur.checking_values {
+            write_stderr(&[
+                b"snet: it crashed in C4SNetOut, reading the values it emitted: \
+                fewer values than the output variant has labels, or one that is not a \
+                c4snet_data_t (spec \xc2\xa712.4)\n",
+            ]);
+        }
         if let Some(why) = cur.failure {
             write_stderr(&[
                 b"snet: before it crashed, the box made this error: ",

@@ -57,6 +57,16 @@ void *text(void *hnd, c4snet_data_t *s, int t)
     return hnd;
 }
 
+/* box unmapped ((<t>) -> (a)): emits a pointer into unmapped memory (as a value
+ * missing from C4SNetOut's arguments may be): the fault comes in C4SNetOut, whose
+ * check reads it, and the box is still named. */
+void *unmapped(void *hnd, int t)
+{
+    (void)t;
+    C4SNetOut(hnd, 1, (c4snet_data_t *)8);
+    return hnd;
+}
+
 /* Crashes on several threads at once (the engine may run one box on several). */
 void *many(void *hnd, int t)
 {
@@ -81,6 +91,7 @@ fn crash_child() {
         .map(|n| sig(n, Some("<t>"), &["<t>"]))
         .collect();
     sigs.push(sig("text", Some("s, <t>"), &["s"]));
+    sigs.push(sig("unmapped", Some("<t>"), &["a"]));
     let boxes = snet_c4snet::load_boxes(&sigs, &srcs, &common::options(&dir)).unwrap();
     // A box that returns normally leaves no "current box" behind.
     let (r, _) = run(&boxes, "fine", vec![Arg::Tag(1)]);
@@ -158,6 +169,23 @@ fn a_crashing_box_is_named() {
         assert!(stderr.contains(&want), "{what}: {stderr}");
         assert!(!stderr.contains("child survived"));
     }
+}
+
+#[test]
+fn a_stray_pointer_emitted_faults_in_c4snetout_with_the_box_named() {
+    let (status, stderr) = crash("unmapped");
+    assert_eq!(status.signal(), Some(libc::SIGSEGV), "{stderr}");
+    assert!(
+        stderr.contains("snet: box `unmapped` crashed: SIGSEGV"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("it crashed in C4SNetOut, reading the values it emitted"),
+        "{stderr}"
+    );
+    // A crash in the box's own code does not say so.
+    let (_, stderr) = crash("segv");
+    assert!(!stderr.contains("in C4SNetOut"), "{stderr}");
 }
 
 #[test]

@@ -533,3 +533,73 @@ fn emitting_through_a_handle_that_is_not_the_running_calls_fails_the_call() {
         "{msg}"
     );
 }
+
+const STRAYS: &str = r#"
+#include <C4SNet.h>
+
+/* box strayout ((<t>) -> (a)): emits a pointer to its own stack, not a value. */
+void *strayout(void *hnd, int t)
+{
+    int junk[16];
+    int i;
+    for (i = 0; i < 16; i++) {
+        junk[i] = 0x7f7f7f7f + t;
+    }
+    C4SNetOut(hnd, 1, (c4snet_data_t *)junk);
+    return hnd;
+}
+
+/* box strayfree ((<t>) -> (<t>)): frees a pointer to its own stack. */
+void *strayfree(void *hnd, int t)
+{
+    int junk[16];
+    int i;
+    for (i = 0; i < 16; i++) {
+        junk[i] = 0x7f7f7f7f + t;
+    }
+    C4SNetFree((c4snet_data_t *)junk);
+    C4SNetOut(hnd, 1, t);
+    return hnd;
+}
+
+/* box nullout ((<t>) -> (a)): a NULL field is allowed (spec §12.5 rule 4). */
+void *nullout(void *hnd, int t)
+{
+    (void)t;
+    C4SNetOut(hnd, 1, (c4snet_data_t *)0);
+    return hnd;
+}
+"#;
+
+#[test]
+fn a_pointer_that_is_not_a_value_given_to_c4snetout_or_c4snetfree_fails_the_call() {
+    // Spec §12.4/§12.5: a stray pointer (or a value missing from C4SNetOut's
+    // arguments, read from wherever it would have been) is refused with the box named,
+    // instead of crashing the runtime later with nothing named.
+    let sigs = [
+        sig("strayout", Some("<t>"), &["a"]),
+        sig("strayfree", Some("<t>"), &["<t>"]),
+        sig("nullout", Some("<t>"), &["a"]),
+    ];
+    let boxes = build("strays", &sigs, STRAYS).unwrap();
+    let (r, rec) = run(&boxes, "strayout", vec![Arg::Tag(1)]);
+    let msg = r.unwrap_err().0;
+    assert!(
+        msg.contains("box `strayout`")
+            && msg.contains("C4SNetOut(hnd, 1, ...): value 1")
+            && msg.contains("is not a c4snet_data_t"),
+        "{msg}"
+    );
+    assert!(rec.emitted.is_empty(), "nothing emitted");
+    let (r, _) = run(&boxes, "strayfree", vec![Arg::Tag(1)]);
+    let msg = r.unwrap_err().0;
+    assert!(
+        msg.contains("box `strayfree`")
+            && msg.contains("C4SNetFree(")
+            && msg.contains("not a c4snet_data_t"),
+        "{msg}"
+    );
+    let (r, rec) = run(&boxes, "nullout", vec![Arg::Tag(1)]);
+    r.unwrap();
+    assert_eq!(rec.emitted.len(), 1, "a NULL field passes the check");
+}
