@@ -82,23 +82,26 @@ impl<'a, S: FnMut(Token) -> Result<(), RunError>> BoxEmitter<'a, S> {
         rec
     }
 
-    /// Completes `rec` (the emitted labels written) with flow inheritance and sends it.
+    /// Holds `rec` (the emitted labels written) and sends the record held before it,
+    /// completed with flow inheritance. The held record inherits when the next one
+    /// comes (a copy of the rest) or when the call returns ([`BoxEmitter::finish`]:
+    /// the rest itself, moved, since no later record needs it).
     #[inline(always)]
-    fn send(&mut self, mut rec: Rec) -> Result<(), BoxFailure> {
-        // A box that takes every label of its input leaves nothing to inherit (and
-        // its first emission took the input's slot: no rest to look at).
-        if let Some(rest) = &self.rest {
-            if !rest.is_empty() {
-                rec.inherit_from(rest);
-            }
-        }
+    fn send(&mut self, rec: Rec) -> Result<(), BoxFailure> {
         ctx_add(self.ctx, 1);
         self.emitted += 1;
         let tok = Token {
             rec,
             ctx: self.ctx.clone(),
         };
-        if let Some(before) = self.held.replace(tok) {
+        if let Some(mut before) = self.held.replace(tok) {
+            // A box that takes every label of its input leaves nothing to inherit (and
+            // its first emission took the input's slot: no rest to look at).
+            if let Some(rest) = &self.rest {
+                if !rest.is_empty() {
+                    before.rec.inherit_from(rest);
+                }
+            }
             if let Err(e) = (self.sink)(before) {
                 self.failed = Some(e);
                 return Err(BoxFailure("the run is stopping".into()));
@@ -327,8 +330,21 @@ fn call_box<S: FnMut(Token) -> Result<(), RunError>>(
         return Err(e);
     }
     let msg = match result {
-        // The last record goes to the caller (a failed call's is dropped with it).
-        Ok(Ok(())) => return Ok((em.emitted, em.held.take())),
+        // The last record goes to the caller (a failed call's is dropped with it),
+        // completed with what the box did not take of its input: made where that
+        // lies, the emitted labels put before it, so that inherited values stay where
+        // they are (copying them cost a reference count update each, and another when
+        // the rest was dropped).
+        Ok(Ok(())) => {
+            let mut held = em.held.take();
+            if let (Some(tok), Some(rest)) = (&mut held, &mut em.rest) {
+                if !rest.is_empty() {
+                    rest.inherit_into(&mut tok.rec);
+                    std::mem::swap(&mut tok.rec, rest);
+                }
+            }
+            return Ok((em.emitted, held));
+        }
         Ok(Err(e)) => format!("box failed: {e}"),
         Err(panic) => format!("box panicked: {}", panic_message(&*panic)),
     };

@@ -262,6 +262,35 @@ impl Record {
         }
     }
 
+    /// Flow inheritance the other way round: makes `self` (what a box did not take of
+    /// its input) the output record `out` completed with it, `out`'s labels first (in
+    /// its order), then each field and tag of `self` that `out` does not carry (binding
+    /// tags are never inherited); `out` is left empty. The same record as
+    /// `out.inherit_from(self)`, made where the inherited labels already lie: they stay
+    /// in place, and only `out`'s few labels move (a box's last output, which nothing
+    /// after it inherits into).
+    pub fn inherit_into(&mut self, out: &mut Record) {
+        // Last to first, each put in front (a box emits few labels: one search and one
+        // move of the list each; the generic bulk operations cost several times more).
+        while let Some((l, v)) = out.fields.pop() {
+            if let Some(i) = self.fields.iter().position(|(k, _)| *k == l) {
+                self.fields.remove(i);
+            }
+            self.fields.insert(0, (l, v));
+        }
+        while let Some((l, v)) = out.tags.pop() {
+            if let Some(i) = self.tags.iter().position(|(k, _)| *k == l) {
+                self.tags.remove(i);
+            }
+            self.tags.insert(0, (l, v));
+        }
+        self.btags.clear();
+        if !out.btags.is_empty() {
+            std::mem::swap(&mut self.btags, &mut out.btags);
+        }
+        self.mode = out.mode;
+    }
+
     /// Makes the record `fields` and `tags` (tags and binding tags, by their labels'
     /// kinds; written in this order, a later value of a label replacing an earlier one)
     /// followed by those of its own labels that `inherit` keeps and that are not among
@@ -543,6 +572,48 @@ impl fmt::Debug for Record {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// A record over a few labels of each kind (some shared by name across kinds), in
+    /// a random order, with up to 20 of them (more than the inline lists hold).
+    fn record() -> impl Strategy<Value = Record> {
+        let names = ["A", "B", "C", "D", "E", "F", "G"];
+        proptest::collection::vec((0usize..3, 0usize..7, -5i32..5), 0..20).prop_map(move |ls| {
+            let mut r = Record::new();
+            for (kind, n, v) in ls {
+                match kind {
+                    0 => r.set_field(Label::field(names[n]), Some(Value::int(v))),
+                    1 => r.set_tag(Label::tag(names[n]), v),
+                    _ => r.set_tag(Label::btag(names[n]), v),
+                }
+            }
+            r
+        })
+    }
+
+    proptest! {
+        /// The last output of a box is made where the rest lies (`inherit_into`): the
+        /// same record, label order and values as inheriting a copy of the rest.
+        #[test]
+        fn inheriting_into_the_rest_makes_the_record_inheriting_from_it_makes(
+            out in record(),
+            rest in record(),
+            binary in any::<bool>(),
+        ) {
+            let mut out = out;
+            out.mode = if binary { DataMode::Binary } else { DataMode::Textual };
+            let mut expected = out.clone();
+            expected.inherit_from(&rest);
+            let mut got = rest.clone();
+            let mut emptied = out.clone();
+            got.inherit_into(&mut emptied);
+            prop_assert!(emptied.is_empty());
+            prop_assert_eq!(got.fields(), expected.fields());
+            prop_assert_eq!(got.tags(), expected.tags());
+            prop_assert_eq!(got.btags(), expected.btags());
+            prop_assert_eq!(got.mode, expected.mode);
+        }
+    }
 
     #[test]
     fn a_recycled_slot_comes_back_empty_and_is_reused() {
