@@ -26,11 +26,19 @@ struct BoxEmitter<'a, S> {
     /// starts is compiled into the emit path (a record passed through calls by value
     /// is copied at each).
     sink: &'a mut S,
-    /// The last record emitted, not yet handed to `sink`: an emission hands over the
-    /// one before it, and the last goes back to the firing's caller when the box
+    /// The last record emitted, not yet handed to `sink`, when it was built in a slot
+    /// (the input's, when nothing was left in it to inherit): an emission hands over
+    /// the one before it, and the last goes back to the firing's caller when the box
     /// returned. A firing that emits one record makes no call through `sink`, and no
     /// walk (nor the boxes it may run) is nested in the box's frame for it.
-    held: Option<Token>,
+    held: Option<Rec>,
+    /// Where an emission is built while the rest is not empty. The last one is made
+    /// into the output where the rest lies when the call returns (the emitted labels
+    /// put before the inherited ones, which stay in place); an earlier one moves into a
+    /// slot of its own and inherits a copy of the rest when the next one comes.
+    scratch: Option<Record>,
+    /// The last record emitted is in `scratch` (not in `held`).
+    in_scratch: bool,
     failed: Option<RunError>,
     emitted: usize,
 }
@@ -69,45 +77,89 @@ impl<'a, S: FnMut(Token) -> Result<(), RunError>> BoxEmitter<'a, S> {
         }
     }
 
-    /// An empty output record in its slot, with the input's data mode: the input's
-    /// own slot when nothing is left in it.
+    /// Hands the record of the previous emission, if any, to `sink`, completed with
+    /// a copy of what the box did not take of its input (spec §7.2).
     #[inline(always)]
-    fn new_record(&mut self) -> Rec {
-        // Built in its slot: the token carrying it moves as two pointers.
-        let mut rec = match self.rest.take_if(|r| r.is_empty()) {
-            Some(r) => r,
-            None => Rec::empty(),
+    fn flush(&mut self) -> Result<(), BoxFailure> {
+        let before = if self.in_scratch {
+            self.in_scratch = false;
+            let mut rec = Rec::empty();
+            if let Some(s) = &mut self.scratch {
+                std::mem::swap(&mut *rec, s);
+            }
+            rec
+        } else {
+            match self.held.take() {
+                Some(rec) => rec,
+                None => return Ok(()),
+            }
         };
-        rec.mode = self.mode;
-        rec
-    }
-
-    /// Holds `rec` (the emitted labels written) and sends the record held before it,
-    /// completed with flow inheritance. The held record inherits when the next one
-    /// comes (a copy of the rest) or when the call returns ([`BoxEmitter::finish`]:
-    /// the rest itself, moved, since no later record needs it).
-    #[inline(always)]
-    fn send(&mut self, rec: Rec) -> Result<(), BoxFailure> {
-        ctx_add(self.ctx, 1);
-        self.emitted += 1;
+        let mut rec = before;
+        // A box that takes every label of its input leaves nothing to inherit (and
+        // its first emission took the input's slot: no rest to look at).
+        if let Some(rest) = &self.rest {
+            if !rest.is_empty() {
+                rec.inherit_from(rest);
+            }
+        }
         let tok = Token {
             rec,
             ctx: self.ctx.clone(),
         };
-        if let Some(mut before) = self.held.replace(tok) {
-            // A box that takes every label of its input leaves nothing to inherit (and
-            // its first emission took the input's slot: no rest to look at).
-            if let Some(rest) = &self.rest {
-                if !rest.is_empty() {
-                    before.rec.inherit_from(rest);
-                }
-            }
-            if let Err(e) = (self.sink)(before) {
-                self.failed = Some(e);
-                return Err(BoxFailure("the run is stopping".into()));
-            }
+        if let Err(e) = (self.sink)(tok) {
+            self.failed = Some(e);
+            return Err(BoxFailure("the run is stopping".into()));
         }
         Ok(())
+    }
+
+    /// The empty record an emission is built in, with the input's data mode: the
+    /// input's own slot when nothing is left in it (a new slot for an initialiser),
+    /// else the scratch record.
+    #[inline(always)]
+    fn start(&mut self) -> &mut Record {
+        let mode = self.mode;
+        let rec: &mut Record = match self.rest.take_if(|r| r.is_empty()) {
+            Some(r) => self.held.insert(r),
+            None if self.rest.is_none() => self.held.insert(Rec::empty()),
+            None => {
+                self.in_scratch = true;
+                self.scratch.get_or_insert_with(Record::new)
+            }
+        };
+        rec.mode = mode;
+        rec
+    }
+
+    /// Drops the record of an emission that failed half-way (it never happened).
+    #[cold]
+    fn abandon(&mut self) {
+        self.held = None;
+        if std::mem::take(&mut self.in_scratch) {
+            self.scratch = None;
+        }
+    }
+
+    /// Counts a completed emission.
+    #[inline(always)]
+    fn emitted_one(&mut self) {
+        ctx_add(self.ctx, 1);
+        self.emitted += 1;
+    }
+
+    /// The record the firing emitted last, completed with what the box did not take
+    /// of its input: made where that lies when the record was built in `scratch`.
+    #[inline(always)]
+    fn take_last(&mut self) -> Option<Rec> {
+        if !self.in_scratch {
+            return self.held.take();
+        }
+        self.in_scratch = false;
+        let (Some(mut rest), Some(out)) = (self.rest.take(), self.scratch.as_mut()) else {
+            unreachable!("an emission is built in scratch only while there is a rest")
+        };
+        rest.inherit_into(out);
+        Some(rest)
     }
 }
 
@@ -120,7 +172,11 @@ impl<S: FnMut(Token) -> Result<(), RunError>> Emitter for BoxEmitter<'_, S> {
 
     fn emit_from(&mut self, variant: usize, values: &mut Args) -> Result<(), BoxFailure> {
         let labels = self.variant(variant, values.len())?;
-        let mut rec = self.new_record();
+        if let Err(e) = self.flush() {
+            values.clear();
+            return Err(e);
+        }
+        let rec = self.start();
         // The labels of a variant are distinct (the front end checks it, spec §9 item
         // 12), so each is appended without a search. Each value is taken out in place
         // (a `drain` cost more than the record it fills); what is left owns nothing.
@@ -130,6 +186,7 @@ impl<S: FnMut(Token) -> Result<(), RunError>> Emitter for BoxEmitter<'_, S> {
                 (LabelKind::Tag | LabelKind::BTag, Arg::Tag(t)) => rec.push_tag(*l, t),
                 (_, v) => {
                     values.clear();
+                    self.abandon();
                     return Err(BoxFailure(format!(
                         "variant {variant}: label {l} got a value of the wrong kind ({v:?})"
                     )));
@@ -141,7 +198,8 @@ impl<S: FnMut(Token) -> Result<(), RunError>> Emitter for BoxEmitter<'_, S> {
         // SAFETY: every element left (the first `labels.len()`) was replaced by a tag,
         // which owns nothing: forgetting them leaks nothing.
         unsafe { values.set_len(0) };
-        self.send(rec)
+        self.emitted_one();
+        Ok(())
     }
 
     /// The record path of a C box's `C4SNetOut` (issue 34): the slots go straight
@@ -160,11 +218,17 @@ impl<S: FnMut(Token) -> Result<(), RunError>> Emitter for BoxEmitter<'_, S> {
                 return Err(e);
             }
         };
-        let mut rec = self.new_record();
+        if let Err(e) = self.flush() {
+            // SAFETY: the caller's contract; nothing was taken yet.
+            unsafe { release_slots(kinds, slots) };
+            return Err(e);
+        }
+        let rec = self.start();
         for (i, (l, (k, s))) in labels.iter().zip(kinds.iter().zip(slots)).enumerate() {
             if RawKind::of(*l) != *k {
                 // SAFETY: the caller's contract; slots before `i` were taken into `rec`.
                 unsafe { release_slots(&kinds[i..], &slots[i..]) };
+                self.abandon();
                 return Err(BoxFailure(format!(
                     "variant {variant}: label {l} got a value of the wrong kind ({k:?})"
                 )));
@@ -183,7 +247,8 @@ impl<S: FnMut(Token) -> Result<(), RunError>> Emitter for BoxEmitter<'_, S> {
             // SAFETY: the caller's contract; these slots were not taken.
             unsafe { release_slots(&kinds[n..], &slots[n..]) };
         }
-        self.send(rec)
+        self.emitted_one();
+        Ok(())
     }
 }
 
@@ -322,6 +387,8 @@ fn call_box<S: FnMut(Token) -> Result<(), RunError>>(
         ctx,
         sink,
         held: None,
+        scratch: None,
+        in_scratch: false,
         failed: None,
         emitted: 0,
     };
@@ -334,16 +401,13 @@ fn call_box<S: FnMut(Token) -> Result<(), RunError>>(
         // completed with what the box did not take of its input: made where that
         // lies, the emitted labels put before it, so that inherited values stay where
         // they are (copying them cost a reference count update each, and another when
-        // the rest was dropped).
+        // the rest was dropped, and the output a slot of its own).
         Ok(Ok(())) => {
-            let mut held = em.held.take();
-            if let (Some(tok), Some(rest)) = (&mut held, &mut em.rest) {
-                if !rest.is_empty() {
-                    rest.inherit_into(&mut tok.rec);
-                    std::mem::swap(&mut tok.rec, rest);
-                }
-            }
-            return Ok((em.emitted, held));
+            let last = em.take_last().map(|rec| Token {
+                rec,
+                ctx: ctx.clone(),
+            });
+            return Ok((em.emitted, last));
         }
         Ok(Err(e)) => format!("box failed: {e}"),
         Err(panic) => format!("box panicked: {}", panic_message(&*panic)),
@@ -627,6 +691,56 @@ mod tests {
         assert_eq!(o.tag(Label::tag("u")), Some(6));
         assert_eq!(o.tag(Label::tag("keep")), Some(9));
         assert_eq!(o.len(), 3);
+    }
+
+    #[test]
+    fn every_output_of_a_firing_inherits_the_rest_after_its_own_labels_in_order() {
+        // Input (a, <t>, b) taken from {a, <t>, b, x, <u>, <w>, <#q>}: the rest
+        // {x, <u>, <w>, <#q>}; each output (c, <u>) overrides the rest's <u>. The
+        // second emission has a value of the wrong kind: refused (the box goes on), and
+        // no half-made record comes out. The last output is made where the rest lies,
+        // the others inherit a copy: all must be the record `inherit_from` makes.
+        let f = |_: Args, out: &mut dyn Emitter| -> Result<(), BoxFailure> {
+            out.emit(
+                1,
+                crate::args![Arg::Field(Some(Value::int(10))), Arg::Tag(1)],
+            )?;
+            let refused = out.emit(1, crate::args![Arg::Tag(7), Arg::Tag(2)]);
+            assert!(refused.is_err());
+            out.emit(
+                1,
+                crate::args![Arg::Field(Some(Value::int(30))), Arg::Tag(3)],
+            )
+        };
+        let rec = Record::new()
+            .with_field("a", Value::int(1))
+            .with_tag("t", 5)
+            .with_field("b", Value::int(3))
+            .with_field("x", Value::int(4))
+            .with_tag("u", 8)
+            .with_tag("w", 9)
+            .with_btag("q", 4);
+        let mut got = Vec::new();
+        let n = fire(&sig(), f, &rec, &mut |t| {
+            got.push(t.rec.into_record());
+            Ok(())
+        })
+        .expect("runs");
+        assert_eq!(n, 2);
+        let rest = Record::new()
+            .with_field("x", Value::int(4))
+            .with_tag("u", 8)
+            .with_tag("w", 9)
+            .with_btag("q", 4);
+        for (o, (c, u)) in got.iter().zip([(10, 1), (30, 3)]) {
+            let mut want = Record::new()
+                .with_field("c", Value::int(c))
+                .with_tag("u", u);
+            want.inherit_from(&rest);
+            assert_eq!(o, &want, "{o:?}");
+            assert_eq!(o.fields()[0].0, Label::field("c"), "own labels first");
+            assert_eq!(o.tags()[0], (Label::tag("u"), u), "own value wins");
+        }
     }
 
     /// A box of a "foreign" interface: takes raw slots and emits them back as raw
