@@ -116,13 +116,25 @@ static void *snet_c4snet_out(void *hnd, int variant, va_list ap)
             abort();
         }
     }
+    ((snet_c4snet_invocation *)hnd)->checking = 1;
     for (i = 0; i < v->nlabels; i++) {
         if (v->kinds[i] == SNET_C4SNET_FIELD) {
+            const snet_c4snet_value_header *h;
             slots[i].field = va_arg(ap, c4snet_data_t *);
+            h = (const snet_c4snet_value_header *)(const void *)slots[i].field;
+            if (h != NULL && (h->type >= SNET_C4SNET_NTYPES || h->scalar > 1)) {
+                ((snet_c4snet_invocation *)hnd)->checking = 0;
+                snet_c4snet_rt.bad_value(hnd, variant, i + 1, h);
+                if (slots != stack_slots) {
+                    free(slots);
+                }
+                return hnd;
+            }
         } else {
             slots[i].tag = va_arg(ap, int);
         }
     }
+    ((snet_c4snet_invocation *)hnd)->checking = 0;
     snet_c4snet_rt.emit(hnd, variant, v->nlabels, slots);
     if (slots != stack_slots) {
         free(slots);

@@ -40,10 +40,24 @@ typedef struct {
     const snet_c4snet_variant *variants;
 } snet_c4snet_box;
 
-/* The invocation handle `hnd`: Rust's invocation context starts with this header. */
+/* The invocation handle `hnd`: Rust's invocation context starts with this header.
+ * `checking` is set while C4SNetOut checks the values it was given (the crash handler
+ * then says where a fault came from). */
 typedef struct {
     const snet_c4snet_box *box;
+    int checking;
 } snet_c4snet_invocation;
+
+/* The first bytes of every value (Rust's `Object`, `repr(C)`): its element type (one of
+ * the SNET_C4SNET_NTYPES `c4snet_type_t` values) and its scalar flag (0 or 1). What
+ * C4SNetOut checks of a field it is given: a stray pointer, or a value missing from its
+ * arguments, is refused with the box named, or faults while the box is still named. */
+typedef struct {
+    unsigned int type;
+    unsigned char scalar;
+} snet_c4snet_value_header;
+
+#define SNET_C4SNET_NTYPES 12u
 
 /* Entry points implemented in Rust, installed after the library is loaded. */
 typedef struct {
@@ -64,9 +78,11 @@ typedef struct {
     void *(*current)(void);
     /* C4SNetOut with a handle that is not the running invocation's. */
     void (*bad_handle)(void *hnd);
+    /* C4SNetOut given a field (value `index`, from 1) that is not a value. */
+    void (*bad_value)(void *hnd, int variant, int index, const void *ptr);
 } snet_c4snet_api;
 
-#define SNET_C4SNET_API_VERSION 3u
+#define SNET_C4SNET_API_VERSION 4u
 
 /* Defined by the shim. */
 int snet_c4snet_install(const snet_c4snet_api *api);

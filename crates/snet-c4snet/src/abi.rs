@@ -82,10 +82,11 @@ pub(crate) struct Api {
     bad_variant: unsafe extern "C" fn(*mut c_void, c_int),
     current: unsafe extern "C" fn() -> *mut c_void,
     bad_handle: unsafe extern "C" fn(*mut c_void),
+    bad_value: unsafe extern "C" fn(*mut c_void, c_int, c_int, *const c_void),
 }
 
 /// Must equal `SNET_C4SNET_API_VERSION` in the internal header.
-const API_VERSION: c_uint = 3;
+const API_VERSION: c_uint = 4;
 
 /// The entry points installed into every loaded box library.
 pub(crate) static API: Api = Api {
@@ -104,6 +105,7 @@ pub(crate) static API: Api = Api {
     bad_variant: c_bad_variant,
     current: c_current,
     bad_handle: c_bad_handle,
+    bad_value: c_bad_value,
 };
 
 /// What the crash handler says about a box besides its name, prepared when the box is
@@ -140,6 +142,10 @@ pub(crate) struct Current {
 pub(crate) struct Invocation<'a> {
     /// Read by `C4SNetOut` in C; must stay the first field.
     desc: *const CBoxDesc,
+    /// Set by `C4SNetOut` in C while it checks the values it was given (a fault there
+    /// is a missing value or a stray pointer, not the box's own code); must stay the
+    /// second field (`snet_c4snet_invocation`).
+    checking_values: c_int,
     /// Box name bytes, for messages and the crash handler.
     name: &'a str,
     /// Prototype and labels, for the crash handler.
@@ -152,9 +158,6 @@ pub(crate) struct Invocation<'a> {
     out: &'a mut dyn Emitter,
     failure: Option<BoxFailure>,
     panic: Option<Box<dyn Any + Send>>,
-    /// Set while `C4SNetOut` checks the values the box emitted (for the crash handler:
-    /// a fault there is a missing value or a stray pointer, not the box's own code).
-    checking_values: bool,
 }
 
 thread_local! {
@@ -184,7 +187,7 @@ pub(crate) fn current_box() -> Option<Current> {
         info: inv.info,
         given: inv.given,
         kinds: inv.kinds,
-        checking_values: inv.checking_values,
+        checking_values: inv.checking_values != 0,
     })
 }
 
@@ -224,6 +227,7 @@ pub(crate) unsafe fn invoke(
     }
     let mut inv = Invocation {
         desc,
+        checking_values: 0,
         name,
         info,
         given: args,
@@ -232,7 +236,6 @@ pub(crate) unsafe fn invoke(
         out,
         failure: None,
         panic: None,
-        checking_values: false,
     };
     let hnd: *mut c_void = ptr::addr_of_mut!(inv).cast();
     CURRENT.with(|c| c.set(hnd));
@@ -287,6 +290,13 @@ pub(crate) unsafe fn invoke(
         None => Ok(()),
     }
 }
+
+// The header C reads (`snet_c4snet_invocation`): the descriptor, then the flag.
+const _: () = assert!(
+    std::mem::offset_of!(Invocation<'static>, desc) == 0
+        && std::mem::offset_of!(Invocation<'static>, checking_values)
+            == std::mem::size_of::<usize>()
+);
 
 /// Records a failure in the innermost running invocation (the first one wins); outside
 /// any box call, reports it on standard error, the only channel C code leaves us.
@@ -527,16 +537,6 @@ unsafe extern "C" fn c_emit(hnd: *mut c_void, variant: c_int, n: c_int, values: 
         // SAFETY: the shim passes one slot per label of the variant.
         unsafe { std::slice::from_raw_parts(values, kinds.len()) }
     };
-    // Each field must be a value: a stray pointer, or a value missing from the
-    // argument list (read from wherever the next one would have been), is refused here
-    // with the box named, or faults here while the crash handler can still name it.
-    inv.checking_values = true;
-    let bad = first_stray(kinds, values);
-    inv.checking_values = false;
-    if let Some(i) = bad {
-        stray_value(inv, variant, kinds, values, i);
-        return;
-    }
     if inv.failure.is_some() || inv.panic.is_some() {
         // The call already failed: ignore further emissions (releasing their fields).
         // SAFETY: invariant 1: C4SNetOut consumes one reference per field slot.
@@ -560,40 +560,21 @@ unsafe extern "C" fn c_emit(hnd: *mut c_void, variant: c_int, n: c_int, values: 
     }
 }
 
-/// The first field of `values` (of `kinds`) that is not a value, if any (see
-/// [`Value::plausible_raw`]).
-#[inline(always)]
-fn first_stray(kinds: &[SlotKind], values: &[Slot]) -> Option<usize> {
-    (0..kinds.len().min(values.len())).find(|&i| {
-        kinds[i] == SlotKind::Field && {
-            // SAFETY: a field slot holds a pointer (the variant's kinds).
-            let p = unsafe { values[i].field };
-            // SAFETY: C4SNetOut's contract: a field argument is a value (or NULL); this
-            // catches some breaches of it (spec §12.4: too few arguments is undefined).
-            !p.is_null() && !unsafe { Value::plausible_raw(p) }
-        }
-    })
-}
-
-/// Fails `inv` for emitting `values[i]`, which is not a value.
-#[cold]
-fn stray_value(
-    inv: &mut Invocation<'_>,
-    variant: c_int,
-    kinds: &[SlotKind],
-    values: &[Slot],
-    i: usize,
-) {
-    // SAFETY: a field slot (`first_stray`).
-    let p = unsafe { values[i].field };
+/// `C4SNetOut` given value `index` (from 1) of `variant`, `p`, as a field, which is not a
+/// value (the shim checked its header): fails the call with the box named.
+unsafe extern "C" fn c_bad_value(hnd: *mut c_void, variant: c_int, index: c_int, p: *const c_void) {
+    // SAFETY: invariant 2: `hnd` is the running invocation, called back from its C code.
+    let inv = unsafe { &mut *hnd.cast::<Invocation<'_>>() };
+    let labels = usize::try_from(variant - 1)
+        .ok()
+        .and_then(|v| inv.outputs.get(v))
+        .map_or(0, Vec::len);
     not_a_value(
         inv,
         &format!(
-            "C4SNetOut(hnd, {variant}, ...): value {} ({p:p}) is not a c4snet_data_t made by \
-             C4SNetCreate, C4SNetAlloc or a copy (fewer values than the variant's {} \
-             labels, or a stray or freed pointer; spec §12.4)",
-            i + 1,
-            kinds.len()
+            "C4SNetOut(hnd, {variant}, ...): value {index} ({p:p}) is not a c4snet_data_t made \
+             by C4SNetCreate, C4SNetAlloc or a copy (fewer values than the variant's \
+             {labels} labels, or a stray or freed pointer; spec §12.4)"
         ),
     );
 }

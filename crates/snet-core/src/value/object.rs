@@ -122,7 +122,10 @@ impl CType {
     }
 }
 
-#[repr(align(64))]
+/// A value's storage. `repr(C)` with the type first and the scalar flag next: the C4SNet
+/// shim reads them (`snet_c4snet_value_header`) to refuse a field pointer that is not a
+/// value, and [`Value::plausible_raw`] reads them too.
+#[repr(C, align(64))]
 struct Object {
     ctype: CType,
     scalar: bool,
@@ -133,6 +136,10 @@ struct Object {
     /// Element storage of more than 16 bytes (empty otherwise).
     heap: Box<[UnsafeCell<u128>]>,
 }
+
+// The header the C4SNet shim reads: the type at byte 0, the scalar flag at byte 4.
+const _: () =
+    assert!(std::mem::offset_of!(Object, ctype) == 0 && std::mem::offset_of!(Object, scalar) == 4);
 
 // SAFETY: the storage is plain bytes; concurrent mutation through `data_ptr` is the box
 // author's responsibility exactly as in C (spec §12.5 rule 3), and the runtime itself
