@@ -549,9 +549,10 @@ pub fn format_report(spec: &ObserverSpec, rec: &Record) -> Vec<u8> {
         match (spec.detail, v) {
             (Detail::AllValues, Some(v)) => {
                 out.extend_from_slice(b"\" interface=\"C4SNet\" >");
-                let mut text = Vec::new();
-                crate::value::text::write_value(v, &mut text);
-                escape(&text, &mut out);
+                // The textual C4SNet form as the global output writes it (spec §12.6:
+                // it already writes `<` and `&` of characters as entities; escaping it
+                // again turned `&lt;` into `&amp;lt;`).
+                crate::value::text::write_value(v, &mut out);
                 out.extend_from_slice(b"</field>\n");
             }
             _ => out.extend_from_slice(b"\" />\n"),
@@ -621,6 +622,30 @@ mod tests {
              <btag label=\"B\" >1</btag>\n\
              </record>\n\
              </observer>\n"
+        );
+    }
+
+    #[test]
+    fn a_field_value_is_reported_in_the_textual_form_the_output_writes() {
+        // `a`, `<`, `"`: the textual form writes `<` as `&lt;` (spec §12.6), and the
+        // report carries that text as the global output does, not escaped again.
+        let rec = Record::new().with_field("S", Value::string("a<\""));
+        let doc = String::from_utf8(format_report(&spec(Detail::AllValues, None), &rec)).unwrap();
+        let mut out = Vec::new();
+        crate::value::text::write_value(
+            rec.field(crate::Label::field("S"))
+                .unwrap()
+                .as_ref()
+                .unwrap(),
+            &mut out,
+        );
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(text, "(char[3])a,&lt;,\"");
+        assert!(
+            doc.contains(&format!(
+                "<field label=\"S\" interface=\"C4SNet\" >{text}</field>"
+            )),
+            "{doc}"
         );
     }
 
