@@ -32,7 +32,7 @@ pub mod walk;
 
 pub use boxes::{Arg, Args, BoxFailure, BoxFn, BoxSig, BoxTable, Emitter, RawKind, RawSlot};
 pub use engine::{Engine, Incoming, RecordSink, RecordSource, RunOptions, RunStats};
-pub use error::RunError;
+pub use error::{RunError, RunErrorParts};
 pub use inst::{PathStep, Place};
 pub use label::{Label, LabelKind};
 pub use net::{Family, GuardedPattern, Net, Node, NodeId, NodeKind, Variant};
