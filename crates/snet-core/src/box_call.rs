@@ -261,6 +261,21 @@ fn forget_if_empty(values: Args) {
     }
 }
 
+/// `msg` without a leading "box `NAME`" naming box `name`, since the run's error names
+/// the box as its entity: "box `f`: x" becomes "x", "box `f` returned NULL" becomes "it
+/// returned NULL".
+fn without_box_name<'m>(msg: &'m str, name: &str) -> std::borrow::Cow<'m, str> {
+    let rest = msg
+        .strip_prefix("box `")
+        .and_then(|r| r.strip_prefix(name))
+        .and_then(|r| r.strip_prefix('`'));
+    match rest {
+        Some(r) if r.starts_with(": ") && r.len() > 2 => r[2..].into(),
+        Some(r) if r.starts_with(' ') && r.len() > 1 => format!("it{r}").into(),
+        _ => msg.into(),
+    }
+}
+
 /// A failed call's error, naming the record the box received (spec §10): `rest`, the
 /// labels it did not take, with its input labels put back: tags with their values
 /// (`taken_tags`), fields by name only (the box owned their values and may have freed
@@ -409,7 +424,9 @@ fn call_box<S: FnMut(Token) -> Result<(), RunError>>(
             });
             return Ok((em.emitted, last));
         }
-        Ok(Err(e)) => format!("box failed: {e}"),
+        // The error names the box already (the entity); a foreign interface's message
+        // that starts with the same name does not say it again.
+        Ok(Err(e)) => format!("box failed: {}", without_box_name(&e.0, &plan.sig.name)),
         Err(panic) => format!("box panicked: {}", panic_message(&*panic)),
     };
     Err(box_error(&plan.sig, loc, em.rest(), &taken_tags(), msg))
@@ -741,6 +758,36 @@ mod tests {
             assert_eq!(o.fields()[0].0, Label::field("c"), "own labels first");
             assert_eq!(o.tags()[0], (Label::tag("u"), u), "own value wins");
         }
+    }
+
+    #[test]
+    fn a_failure_message_does_not_name_the_box_twice() {
+        assert_eq!(
+            without_box_name("box `f`: C4SNetFree: bad", "f"),
+            "C4SNetFree: bad"
+        );
+        assert_eq!(
+            without_box_name("box `f` returned NULL; must return hnd", "f"),
+            "it returned NULL; must return hnd"
+        );
+        // Another box, or the name as a prefix of another, is left alone.
+        assert_eq!(without_box_name("box `g`: x", "f"), "box `g`: x");
+        assert_eq!(without_box_name("box `ff`: x", "f"), "box `ff`: x");
+        assert_eq!(without_box_name("no box here", "f"), "no box here");
+        let f = |_: Args, _: &mut dyn Emitter| -> Result<(), BoxFailure> {
+            Err(BoxFailure("box `f`: gave up".into()))
+        };
+        let e = fire(
+            &sig(),
+            f,
+            &Record::new()
+                .with_field("a", Value::int(1))
+                .with_tag("t", 1)
+                .with_field("b", Value::int(2)),
+            &mut |_| Ok(()),
+        )
+        .unwrap_err();
+        assert_eq!(e.message, "box failed: gave up");
     }
 
     /// A box of a "foreign" interface: takes raw slots and emits them back as raw

@@ -297,7 +297,9 @@ fn a_c_box_returning_null_stops_the_run_on_every_engine() {
         assert_eq!(out.status.code(), Some(1), "{engine}");
         let stderr = text(&out.stderr);
         assert!(
-            stderr.contains("box `giveback` returned NULL") && stderr.contains("return hnd;"),
+            stderr.contains("error: box `giveback` (")
+                && stderr.contains("box failed: it returned NULL")
+                && stderr.contains("return hnd;"),
             "{engine}: {stderr}"
         );
     }
@@ -1031,6 +1033,26 @@ fn json_input_without_format_json_suggests_the_flag_and_json_strings_are_plain()
         text(&out.stdout),
         "{\"fields\":{\"s\":\"a<b & \\\"c\\\"\",\"v\":\"<&\"},\"tags\":{\"t\":7},\"btags\":{}}\n{\"type\":\"terminate\"}\n"
     );
+}
+
+/// An XML file read with `--format json`: one error naming line 1 that says to drop
+/// the flag, exit 1, not a warning per line of the file.
+#[test]
+fn xml_input_with_format_json_is_one_error_suggesting_to_drop_the_flag() {
+    let xml = "<?xml version=\"1.0\" ?>\n<record type=\"data\" mode=\"textual\">\n  <tag label=\"t\">3</tag>\n</record>\n<record type=\"terminate\"/>\n";
+    let prog = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/lang/identity/identity.snet"
+    );
+    let out = snet(&["run", prog, "--format", "json"], xml);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert_eq!(
+        err.trim_end(),
+        "error: global input: input (line 1, column 1, byte 0): the input looks like XML, \
+         not JSON lines (it starts with `<`): read it without --format json",
+    );
+    assert_eq!(text(&out.stdout), "");
 }
 
 /// `--distrib local:N`: `--profile` gathers every node's boxes, `--stats` prints a line
