@@ -185,6 +185,14 @@ pub enum ValueErrorKind {
         /// 0-based index of the element before the missing comma.
         index: usize,
     },
+    /// The value ends (at `<` or the end of the text) after `found` of the `declared`
+    /// elements of its array.
+    TooFewElements {
+        /// The count written in `[N]`.
+        declared: usize,
+        /// The elements read before the value ended.
+        found: usize,
+    },
     /// The last character element is not followed by `<` or the end (rule 5).
     CharNotTerminated {
         /// 0-based element index.
@@ -224,6 +232,10 @@ impl fmt::Display for ValueParseError {
             ValueErrorKind::MissingComma { index } => {
                 write!(f, "expected `,` immediately after element {index}")
             }
+            ValueErrorKind::TooFewElements { declared, found } => write!(
+                f,
+                "the array declares {declared} elements but the value ends after {found}"
+            ),
             ValueErrorKind::CharNotTerminated { index } => write!(
                 f,
                 "character element {index} must be followed immediately by `,` or `<`"
@@ -315,6 +327,13 @@ fn parse_value_with(text: &[u8], xml: bool) -> Result<(Value, usize), ValueParse
     for index in 0..n {
         if index > 0 {
             if text.get(pos) != Some(&b',') {
+                if matches!(text.get(pos), None | Some(b'<')) {
+                    let kind = ValueErrorKind::TooFewElements {
+                        declared: n,
+                        found: index,
+                    };
+                    return err(pos, kind);
+                }
                 return err(pos, ValueErrorKind::MissingComma { index: index - 1 });
             }
             pos += 1;
@@ -330,6 +349,13 @@ fn parse_value_with(text: &[u8], xml: bool) -> Result<(Value, usize), ValueParse
             } else {
                 !xml || next.is_none() || next == Some(&b'<')
             };
+            if !ok && index + 1 < n && matches!(next, None | Some(b'<')) {
+                let kind = ValueErrorKind::TooFewElements {
+                    declared: n,
+                    found: index + 1,
+                };
+                return err(pos, kind);
+            }
             if !ok {
                 return err(pos, ValueErrorKind::CharNotTerminated { index });
             }

@@ -141,9 +141,26 @@ fn char_elements_must_be_followed_by_comma_or_lt() {
         err_kind("(char)ab</field>"),
         ValueErrorKind::CharNotTerminated { index: 0 }
     );
+    // Fewer elements than declared: said so, for characters and numbers.
     assert_eq!(
         err_kind("(char[2])a</field>"),
-        ValueErrorKind::CharNotTerminated { index: 0 }
+        ValueErrorKind::TooFewElements {
+            declared: 2,
+            found: 1
+        }
+    );
+    assert_eq!(
+        err_kind("(int[3])1,2</field>"),
+        ValueErrorKind::TooFewElements {
+            declared: 3,
+            found: 2
+        }
+    );
+    let e = parse_value(b"(char[3])a,b</field>").unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("the array declares 3 elements but the value ends after 2"),
+        "{e}"
     );
     // A raw `<` is never a character: it ends the value.
     assert_eq!(err_kind("(char)<"), ValueErrorKind::BadElement { index: 0 });
