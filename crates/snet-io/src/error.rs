@@ -6,7 +6,7 @@ use std::fmt;
 /// A problem found while reading global input.
 ///
 /// `record` is the 1-based number of the `<record` element (for JSON lines: the line
-/// number) the problem is in, or 0 when it is outside any record (I/O errors);
+/// number) the problem is in, or 0 when it is outside any record (I/O errors, XML read as JSON lines);
 /// `offset` is the byte offset in the input where the problem was found, `line` and
 /// `column` the same position as a 1-based line and byte column (0 when unknown).
 ///
@@ -99,6 +99,9 @@ pub enum InputErrorKind {
     },
     /// JSON lines: the line is not a valid record object.
     Json(String),
+    /// JSON lines: the first line that is not blank starts with `<`, so the input is
+    /// XML records read as JSON. *Fatal*: every line would be a malformed record.
+    XmlNotJson,
 }
 
 impl InputError {
@@ -112,6 +115,7 @@ impl InputError {
                 | InputErrorKind::BinaryUnsupported { .. }
                 | InputErrorKind::FieldWithoutValue { .. }
                 | InputErrorKind::Unterminated { .. }
+                | InputErrorKind::XmlNotJson
         )
     }
 }
@@ -173,6 +177,10 @@ impl fmt::Display for InputErrorKind {
                 if *what == "<!--" { "-->" } else { "?>" }
             ),
             InputErrorKind::Json(m) => write!(f, "invalid JSON record: {m}"),
+            InputErrorKind::XmlNotJson => f.write_str(
+                "the input looks like XML, not JSON lines (it starts with `<`): \
+                 read it without --format json",
+            ),
         }
     }
 }

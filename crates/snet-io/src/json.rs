@@ -31,9 +31,12 @@
 //! for binary-mode records, and ends with `{"type":"terminate"}` from
 //! [`JsonWriter::finish`].
 //!
-//! Errors name the line number (as [`InputError::record`]) and the byte offset of the
-//! line; a malformed line is discarded and reading continues with the next one. Only
-//! I/O errors are fatal.
+//! Errors name the line number (as [`InputError::record`]) and the position in the
+//! file (line, column and byte offset of the problem when the JSON parser names one,
+//! else of the line's start); a malformed line is discarded and reading continues with
+//! the next one. Only I/O errors are fatal, and a first line that is not blank and
+//! starts with `<` ([`InputErrorKind::XmlNotJson`]: an XML file, every line of which
+//! would be malformed).
 
 use crate::error::{InputError, InputErrorKind, OutputError};
 use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
@@ -53,6 +56,8 @@ pub struct JsonReader<R> {
     offset: u64,
     done: bool,
     terminated: bool,
+    /// Whether a line that is not blank has been read.
+    seen_line: bool,
 }
 
 impl<R: Read> JsonReader<R> {
@@ -65,6 +70,7 @@ impl<R: Read> JsonReader<R> {
             offset: 0,
             done: false,
             terminated: false,
+            seen_line: false,
         }
     }
 
@@ -86,23 +92,39 @@ impl<R: Read> JsonReader<R> {
                     if self.line.iter().all(u8::is_ascii_whitespace) {
                         continue;
                     }
-                    let err = |kind| InputError {
+                    let err = |kind, column: u64| InputError {
                         record: self.line_no,
-                        offset: start,
+                        offset: start + column - 1,
                         line: self.line_no,
-                        column: 1,
+                        column,
                         kind,
                     };
-                    let line: Line = match serde_json::from_slice(&self.line) {
+                    let first = !self.seen_line;
+                    self.seen_line = true;
+                    let indent = self.line.iter().take_while(|b| b.is_ascii_whitespace());
+                    let indent = indent.count() as u64;
+                    if first && self.line.get(indent as usize) == Some(&b'<') {
+                        // An XML file: one error, not a warning per line.
+                        self.done = true;
+                        return Some(Err(InputError {
+                            record: 0,
+                            ..err(InputErrorKind::XmlNotJson, indent + 1)
+                        }));
+                    }
+                    // Parsed without its newline, so that serde_json's position is
+                    // always on line 1 and its column is the column in the file.
+                    let text = self.line.strip_suffix(b"\n").unwrap_or(&self.line);
+                    let line: Line = match serde_json::from_slice(text) {
                         Ok(l) => l,
                         Err(e) => {
-                            let xml = self.line.trim_ascii_start().starts_with(b"<");
-                            let hint = if xml {
+                            let hint = if text[indent as usize..].starts_with(b"<") {
                                 " (this line is XML: XML records are read without --format json)"
                             } else {
                                 ""
                             };
-                            return Some(Err(err(InputErrorKind::Json(format!("{e}{hint}")))));
+                            let (msg, column) = json_message(&e);
+                            let kind = InputErrorKind::Json(format!("{msg}{hint}"));
+                            return Some(Err(err(kind, column)));
                         }
                     };
                     match line.into_record() {
@@ -111,7 +133,7 @@ impl<R: Read> JsonReader<R> {
                             self.done = true;
                             self.terminated = true;
                         }
-                        Err(kind) => return Some(Err(err(kind))),
+                        Err(kind) => return Some(Err(err(kind, 1))),
                     }
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
@@ -136,6 +158,19 @@ impl<R: Read> Iterator for JsonReader<R> {
 
     fn next(&mut self) -> Option<Self::Item> {
         self.next_record()
+    }
+}
+
+/// serde_json's message without the position it appends (` at line 1 column C`, the
+/// line being parsed alone), and that column (1 if it names none): the caller gives the
+/// position in the file instead.
+fn json_message(e: &serde_json::Error) -> (String, u64) {
+    let msg = e.to_string();
+    let suffix = format!(" at line {} column {}", e.line(), e.column());
+    match msg.strip_suffix(&suffix) {
+        Some(m) if e.line() == 1 => (m.to_owned(), e.column().max(1) as u64),
+        Some(m) => (m.to_owned(), 1),
+        None => (msg, 1),
     }
 }
 
@@ -556,8 +591,9 @@ mod tests {
 
     #[test]
     fn an_xml_line_suggests_reading_it_as_xml() {
-        let recs = read_all(b"  <record type=\"data\" mode=\"textual\"/>\n");
-        let e = recs[0]
+        // After a JSON line (an XML first line is one fatal error, below).
+        let recs = read_all(b"{}\n  <record type=\"data\" mode=\"textual\"/>\n");
+        let e = recs[1]
             .as_ref()
             .err()
             .map(ToString::to_string)
@@ -573,6 +609,45 @@ mod tests {
             .map(ToString::to_string)
             .unwrap_or_default();
         assert!(!e.contains("XML"), "{e}");
+    }
+
+    /// An XML file read as JSON lines: one fatal error at its first line, which says to
+    /// read it without `--format json`, not a warning per line.
+    #[test]
+    fn an_xml_file_is_one_fatal_error_at_its_first_line() {
+        let xml = b"\n  <?xml version=\"1.0\" ?>\n<record type=\"data\" mode=\"textual\">\n<tag label=\"T\">3</tag>\n</record>\n";
+        let recs = read_all(xml);
+        assert_eq!(recs.len(), 1);
+        let e = recs[0].as_ref().expect_err("an error");
+        assert!(e.is_fatal());
+        assert_eq!((e.line, e.column, e.offset), (2, 3, 3));
+        assert_eq!(
+            e.to_string(),
+            "input (line 2, column 3, byte 3): the input looks like XML, not JSON lines \
+             (it starts with `<`): read it without --format json"
+        );
+    }
+
+    /// A JSON syntax error names one position, the parser's, as line and column in the
+    /// file (not also serde_json's "at line 1 column C" of the line read alone).
+    #[test]
+    fn a_json_syntax_error_names_its_position_in_the_file() {
+        let recs = read_all(b"{}\n{\"tags\":{\"T\":1}, x}\n{\"fields\":\n{\"a\":1}\n");
+        let shown: Vec<_> = recs
+            .iter()
+            .filter_map(|r| r.as_ref().err().map(ToString::to_string))
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                "input record 2 (line 2, column 18, byte 20): invalid JSON record: \
+                 key must be a string",
+                "input record 3 (line 3, column 10, byte 32): invalid JSON record: \
+                 EOF while parsing a value",
+                "input record 4 (line 4, column 4, byte 37): invalid JSON record: \
+                 unknown field `a`, expected one of `type`, `mode`, `fields`, `tags`, `btags`",
+            ]
+        );
     }
 
     #[test]
