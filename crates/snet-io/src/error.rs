@@ -7,8 +7,10 @@ use std::fmt;
 ///
 /// `record` is the 1-based number of the `<record` element (for JSON lines: the line
 /// number) the problem is in, or 0 when it is outside any record (I/O errors, XML read as JSON lines);
-/// `offset` is the byte offset in the input where the problem was found, `line` and
-/// `column` the same position as a 1-based line and byte column (0 when unknown).
+/// `offset` is the byte offset in the input where the problem was found (for a record
+/// that a new `<record` interrupts, where that record starts: the message names where
+/// the new one starts), `line` and `column` the same position as a 1-based line and
+/// byte column (0 when unknown).
 ///
 /// A recoverable error ([`InputError::is_fatal`] false) means the record was discarded
 /// and the reader has resynchronised: the caller prints a warning and keeps reading

@@ -128,7 +128,11 @@ struct Fail(Box<FailAt>);
 
 struct FailAt {
     kind: InputErrorKind,
+    /// Where the problem was found (reading resumes there).
     at: usize,
+    /// Where the error is reported, if not at `at`: the start of a record that a new
+    /// `<record` interrupts (its message names `at`).
+    report_at: Option<usize>,
 }
 
 /// What [`XmlReader::seek_record`] found.
@@ -143,7 +147,11 @@ enum Seek {
 
 #[cold]
 fn fail<T>(kind: InputErrorKind, at: usize) -> Result<T, Fail> {
-    Err(Fail(Box::new(FailAt { kind, at })))
+    Err(Fail(Box::new(FailAt {
+        kind,
+        at,
+        report_at: None,
+    })))
 }
 
 #[cold]
@@ -423,11 +431,11 @@ impl<R: Read> XmlReader<R> {
 
     fn error(&mut self, f: Fail, record: u64) -> InputError {
         let f = *f.0;
-        let at = f.at.min(self.buf.len());
+        let at = f.report_at.unwrap_or(f.at).min(self.buf.len());
         let (line, column) = self.line_col(at);
         InputError {
             record,
-            offset: self.base + f.at as u64,
+            offset: self.base + at as u64,
             line,
             column,
             kind: f.kind,
@@ -688,6 +696,7 @@ impl<R: Read> XmlReader<R> {
                          case (spec §11.2)"
                     )),
                     at: lt,
+                    report_at: None,
                 }))));
             }
             // Where an unterminated declaration or comment starts (the buffer may be
@@ -969,7 +978,18 @@ impl<R: Read> XmlReader<R> {
             } else if self.is_elem(i, b"<btag")? {
                 i = self.parse_tag(i, &mut rec, true)?;
             } else if self.is_elem(i, b"<record")? {
-                return syntax("a new <record> starts before </record>", i);
+                // Reported where this record starts (the user looks for the record that
+                // lacks its end), naming where the next one starts.
+                let (line, column) = self.line_col(i);
+                let offset = self.base + i as u64;
+                return Err(Fail(Box::new(FailAt {
+                    kind: InputErrorKind::Syntax(format!(
+                        "a new <record> starts at line {line}, column {column} (byte {offset}) \
+                         before its </record>"
+                    )),
+                    at: i,
+                    report_at: Some(start),
+                })));
             } else {
                 // Name the element: `<` and what follows up to white space or `>`.
                 let mut end = i + 1;

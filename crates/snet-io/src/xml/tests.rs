@@ -805,6 +805,33 @@ fn errors_name_line_and_column() {
     );
 }
 
+/// A record that a new `<record` interrupts is reported where it starts, and the
+/// message says where the new one starts (the user looks for the unclosed record, not
+/// for the next one, which is read).
+#[test]
+fn an_unclosed_record_is_reported_where_it_starts() {
+    let input = format!(
+        "{HEAD}<tag label=\"t\">1</tag></record>\n\
+         <record type=\"data\" mode=\"textual\"><tag label=\"a\">1</tag>\n\
+         {HEAD}<tag label=\"t\">3</tag></record>\n"
+    );
+    let v = read(&input);
+    assert_eq!(v.len(), 3, "{v:?}");
+    assert!(v[0].is_ok() && v[2].is_ok(), "{v:?}");
+    let e = v[1].as_ref().expect_err("record 2 is malformed");
+    let second = input.find("\n").unwrap_or(0) + 1;
+    let third = second + input[second..].find("\n").unwrap_or(0) + 1;
+    assert_eq!((e.record, e.line, e.column), (2, 2, 1));
+    assert_eq!(e.offset, second as u64);
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "input record 2 (line 2, column 1, byte {second}): a new <record> starts at \
+             line 3, column 1 (byte {third}) before its </record>"
+        )
+    );
+}
+
 /// Positions stay right after the reader has dropped consumed input (it keeps at most
 /// a few chunks of 64 KiB).
 #[test]
