@@ -953,10 +953,17 @@ impl<R: Read> XmlReader<R> {
         }
         loop {
             let Some(lt) = self.find_byte(i, b'<')? else {
-                return syntax(
-                    "end of input inside a record (missing </record>)",
-                    self.buf.len(),
-                );
+                // Reported where this record starts, as an interrupted one is.
+                let end = self.buf.len();
+                let (line, column) = self.line_col(end);
+                return Err(Fail(Box::new(FailAt {
+                    kind: InputErrorKind::Syntax(format!(
+                        "end of input at line {line}, column {column} inside the record \
+                         (missing </record>)"
+                    )),
+                    at: end,
+                    report_at: Some(start),
+                })));
             };
             i = lt;
             if self.has_prefix(i, b"<!--")? {

@@ -832,6 +832,28 @@ fn an_unclosed_record_is_reported_where_it_starts() {
     );
 }
 
+#[test]
+fn a_record_the_input_ends_in_is_reported_where_it_starts() {
+    let input = format!(
+        "{HEAD}<tag label=\"t\">1</tag></record>\n\
+         <record type=\"data\" mode=\"textual\"><tag label=\"a\">1</tag>\n"
+    );
+    let v = read(&input);
+    assert_eq!(v.len(), 2, "{v:?}");
+    assert!(v[0].is_ok(), "{v:?}");
+    let e = v[1].as_ref().expect_err("record 2 has no end");
+    let second = input.find('\n').unwrap_or(0) + 1;
+    assert_eq!((e.record, e.line, e.column), (2, 2, 1));
+    assert_eq!(e.offset, second as u64);
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "input record 2 (line 2, column 1, byte {second}): end of input at line 3, \
+             column 1 inside the record (missing </record>)"
+        )
+    );
+}
+
 /// Positions stay right after the reader has dropped consumed input (it keeps at most
 /// a few chunks of 64 KiB).
 #[test]
