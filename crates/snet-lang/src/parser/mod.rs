@@ -172,6 +172,9 @@ impl<'s> Parser<'s> {
             (_, Tok::Gt) if what.contains("network") => {
                 d.note("`>` closes a tag or a tag expression here")
             }
+            ("`>`", Tok::StarStar) => {
+                d.help("tag expressions have no power operator; multiply (`a * a`)")
+            }
             _ => d,
         }
     }

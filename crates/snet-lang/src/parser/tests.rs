@@ -146,3 +146,14 @@ fn deep_nesting_is_a_diagnostic() {
     let (_, d) = parse(&src);
     assert!(d.iter().any(|d| d.code == "E0203"));
 }
+
+#[test]
+fn a_power_operator_in_a_tag_expression_gets_a_hint() {
+    let (_, d) = parse("net t connect [{<a>} -> {<a=a**2>}];");
+    assert_eq!(d.len(), 1, "{d:#?}");
+    let help = d[0].help.as_deref().unwrap_or("");
+    assert!(help.contains("no power operator"), "{help}");
+    // `**` where it is an operator of the language gets no such hint.
+    let (_, d) = parse("net t connect A ** {<x>};");
+    assert!(d.is_empty(), "{d:#?}");
+}
