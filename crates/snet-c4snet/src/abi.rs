@@ -423,32 +423,17 @@ unsafe extern "C" fn c_release(p: *mut c_void) {
     if p.is_null() {
         return;
     }
-    // SAFETY: C4SNetFree's contract: `p` is a value (best-effort check, see c_emit).
+    // SAFETY: C4SNetFree's contract: `p` is a value (a best-effort check, as the shim's
+    // C4SNetOut makes of its values).
     if !unsafe { Value::plausible_raw(p) } {
-        let inv = CURRENT.with(Cell::get);
-        let what = format!(
+        fail(format!(
             "C4SNetFree({p:p}): not a c4snet_data_t made by C4SNetCreate, C4SNetAlloc or a \
              copy (a stray pointer, or one freed already; spec §12.5)"
-        );
-        if inv.is_null() {
-            fail(what);
-        } else {
-            // SAFETY: invariant 4: CURRENT is the invocation whose C code called us.
-            not_a_value(unsafe { &mut *inv.cast::<Invocation<'_>>() }, &what);
-        }
+        ));
         return;
     }
     // SAFETY: invariant 1: the box owns the reference it releases.
     unsafe { Value::release_raw(p) };
-}
-
-/// Fails invocation `inv` for a pointer it handed back that is not a value (`what`
-/// says which). Its reference, if it is one after all, is not taken: the run stops.
-#[cold]
-fn not_a_value(inv: &mut Invocation<'_>, what: &str) {
-    if inv.failure.is_none() {
-        inv.failure = Some(BoxFailure(format!("box `{}`: {what}", inv.name)));
-    }
 }
 
 /// `C4SNetShallowCopy`.
@@ -563,20 +548,18 @@ unsafe extern "C" fn c_emit(hnd: *mut c_void, variant: c_int, n: c_int, values: 
 /// `C4SNetOut` given value `index` (from 1) of `variant`, `p`, as a field, which is not a
 /// value (the shim checked its header): fails the call with the box named.
 unsafe extern "C" fn c_bad_value(hnd: *mut c_void, variant: c_int, index: c_int, p: *const c_void) {
-    // SAFETY: invariant 2: `hnd` is the running invocation, called back from its C code.
-    let inv = unsafe { &mut *hnd.cast::<Invocation<'_>>() };
+    // SAFETY: invariant 2: `hnd` is the running invocation, called back from its C code
+    // (the shim checked it is the thread's current one, which `fail` fails).
+    let inv = unsafe { &*hnd.cast::<Invocation<'_>>() };
     let labels = usize::try_from(variant - 1)
         .ok()
         .and_then(|v| inv.outputs.get(v))
         .map_or(0, Vec::len);
-    not_a_value(
-        inv,
-        &format!(
-            "C4SNetOut(hnd, {variant}, ...): value {index} ({p:p}) is not a c4snet_data_t made \
+    fail(format!(
+        "C4SNetOut(hnd, {variant}, ...): value {index} ({p:p}) is not a c4snet_data_t made \
              by C4SNetCreate, C4SNetAlloc or a copy (fewer values than the variant's \
              {labels} labels, or a stray or freed pointer; spec §12.4)"
-        ),
-    );
+    ));
 }
 
 /// The handle of the invocation this thread runs the C code of, or null (invariant 4).

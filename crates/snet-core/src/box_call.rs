@@ -81,7 +81,7 @@ impl<'a, S: FnMut(Token) -> Result<(), RunError>> BoxEmitter<'a, S> {
     /// a copy of what the box did not take of its input (spec §7.2).
     #[inline(always)]
     fn flush(&mut self) -> Result<(), BoxFailure> {
-        let before = if self.in_scratch {
+        let mut rec = if self.in_scratch {
             self.in_scratch = false;
             let mut rec = Rec::empty();
             if let Some(s) = &mut self.scratch {
@@ -94,7 +94,6 @@ impl<'a, S: FnMut(Token) -> Result<(), RunError>> BoxEmitter<'a, S> {
                 None => return Ok(()),
             }
         };
-        let mut rec = before;
         // A box that takes every label of its input leaves nothing to inherit (and
         // its first emission took the input's slot: no rest to look at).
         if let Some(rest) = &self.rest {

@@ -35,11 +35,6 @@ impl RunError {
             message: message.into(),
         }))
     }
-
-    /// The error's parts, by value.
-    pub fn into_parts(self) -> RunErrorParts {
-        *self.0
-    }
 }
 
 impl std::ops::Deref for RunError {

@@ -638,21 +638,27 @@ impl Inst {
         // Up while leaving the right operand of `..`, then into the right operand.
         let mut parent = leaf.parent()?;
         let mut slot = leaf.slot;
-        let mut next = loop {
+        loop {
             match (&parent.kind, slot) {
-                (InstKind::Serial(_, b), Slot::Left) => break b.clone(),
+                // Down through its left operands to what the record enters.
+                (InstKind::Serial(_, b), Slot::Left) => return Some(b.serial_entry().clone()),
                 (InstKind::Serial(..), Slot::Right) => {
                     slot = parent.slot;
                     parent = parent.parent()?;
                 }
                 _ => return None,
             }
-        };
-        // Down through left operands to what the record enters.
-        while let InstKind::Serial(a, _) = &next.kind {
-            next = a.clone();
         }
-        Some(next)
+    }
+
+    /// What a record entering `self` enters first: down through the left operands of
+    /// serial compositions (`self` itself if it is not one).
+    pub(crate) fn serial_entry(self: &Arc<Inst>) -> &Arc<Inst> {
+        let mut first = self;
+        while let InstKind::Serial(a, _) = &first.kind {
+            first = a;
+        }
+        first
     }
 
     /// The key of the outermost feedback instance enclosing this instance (see

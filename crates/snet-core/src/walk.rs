@@ -1558,12 +1558,11 @@ impl<'a> Walker<'a> {
                         // them): entering a composition does nothing else, and `inst`
                         // holds what lies below. Level by level in a distributed run,
                         // where every step checks its home.
-                        let mut first = a;
-                        if !self.distributed {
-                            while let InstKind::Serial(x, _) = &first.kind {
-                                first = x;
-                            }
-                        }
+                        let first = if self.distributed {
+                            a
+                        } else {
+                            a.serial_entry()
+                        };
                         pos = Pos::Enter(first.clone());
                     }
                     InstKind::Parallel {

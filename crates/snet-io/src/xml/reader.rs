@@ -154,6 +154,17 @@ fn fail<T>(kind: InputErrorKind, at: usize) -> Result<T, Fail> {
     })))
 }
 
+/// A record cut short at `at` (by a new `<record>` or the end of input), reported where
+/// it starts, `start` (the user looks for the record that lacks its end).
+#[cold]
+fn cut_short<T>(msg: String, at: usize, start: usize) -> Result<T, Fail> {
+    Err(Fail(Box::new(FailAt {
+        kind: InputErrorKind::Syntax(msg),
+        at,
+        report_at: Some(start),
+    })))
+}
+
 #[cold]
 fn syntax<T>(msg: impl Into<String>, at: usize) -> Result<T, Fail> {
     fail(InputErrorKind::Syntax(msg.into()), at)
@@ -956,14 +967,11 @@ impl<R: Read> XmlReader<R> {
                 // Reported where this record starts, as an interrupted one is.
                 let end = self.buf.len();
                 let (line, column) = self.line_col(end);
-                return Err(Fail(Box::new(FailAt {
-                    kind: InputErrorKind::Syntax(format!(
-                        "end of input at line {line}, column {column} inside the record \
-                         (missing </record>)"
-                    )),
-                    at: end,
-                    report_at: Some(start),
-                })));
+                let msg = format!(
+                    "end of input at line {line}, column {column} inside the record \
+                     (missing </record>)"
+                );
+                return cut_short(msg, end, start);
             };
             i = lt;
             if self.has_prefix(i, b"<!--")? {
@@ -989,14 +997,11 @@ impl<R: Read> XmlReader<R> {
                 // lacks its end), naming where the next one starts.
                 let (line, column) = self.line_col(i);
                 let offset = self.base + i as u64;
-                return Err(Fail(Box::new(FailAt {
-                    kind: InputErrorKind::Syntax(format!(
-                        "a new <record> starts at line {line}, column {column} (byte {offset}) \
-                         before its </record>"
-                    )),
-                    at: i,
-                    report_at: Some(start),
-                })));
+                let msg = format!(
+                    "a new <record> starts at line {line}, column {column} (byte {offset}) \
+                     before its </record>"
+                );
+                return cut_short(msg, i, start);
             } else {
                 // Name the element: `<` and what follows up to white space or `>`.
                 let mut end = i + 1;

@@ -383,11 +383,7 @@ pub(crate) fn check(ir: &Ir, inf: &Infer<'_>, entry: usize, diags: &mut Vec<Diag
             }
             // The label the branch wants that the arriving records lack, with a similar
             // one they have.
-            let miss = if declared {
-                near_miss(arrived, wants)
-            } else {
-                real_near_miss(arrived, wants)
-            };
+            let miss = near_miss_under(declared, arrived, wants);
             if miss.is_none() && !declared {
                 continue;
             }
@@ -445,11 +441,7 @@ pub(crate) fn check(ir: &Ir, inf: &Infer<'_>, entry: usize, diags: &mut Vec<Diag
         let covered = diags
             .iter()
             .any(|d| d.code == "W0101" && d.span() == Some(span));
-        let miss = if declared {
-            near_miss(arrived, &wants)
-        } else {
-            real_near_miss(arrived, &wants)
-        };
+        let miss = near_miss_under(declared, arrived, &wants);
         let Some((want, got)) = miss else {
             continue;
         };
@@ -491,6 +483,16 @@ fn near_miss(arrived: &Ty, wants: &Ty) -> Option<(Label, Label)> {
             None
         }
     })
+}
+
+/// The near miss W0106 reports: [`near_miss`] under a declared input type,
+/// [`real_near_miss`] under an inferred one.
+fn near_miss_under(declared: bool, arrived: &Ty, wants: &Ty) -> Option<(Label, Label)> {
+    if declared {
+        near_miss(arrived, wants)
+    } else {
+        real_near_miss(arrived, wants)
+    }
 }
 
 /// [`near_miss`] for an inferred input type, where the records reaching a node may
