@@ -23,12 +23,14 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 /// Where an instance sits in its parent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Slot {
-    /// The root of the run.
-    Root,
+    // (The operands of `..` first: `Inst::serial_successor` tests for them at every
+    // box firing, one comparison with the tag this way.)
     /// Left operand of `..`.
     Left,
     /// Right operand of `..`.
     Right,
+    /// The root of the run.
+    Root,
     /// Branch `i` of a parallel composition.
     Branch(u32),
     /// A stage of a serial replication (of the star node given), so that a record
@@ -43,8 +45,9 @@ pub enum Slot {
 
 /// What an instance holds, by node kind.
 pub(crate) enum InstKind {
-    /// A box leaf: the box index and the engine's per-entity state.
-    Box(usize, crate::engine_slot::EngineSlot),
+    /// A box leaf: the box index and the engine's per-entity state. (A `u32`, not a
+    /// `usize`: it fits beside the variant's tag.)
+    Box(u32, crate::engine_slot::EngineSlot),
     Filter,
     Identity,
     /// An observer: reports each record, passes it on.
@@ -54,7 +57,7 @@ pub(crate) enum InstKind {
     Parallel {
         branches: Vec<Arc<Inst>>,
         /// The only branch that receives data records, if all others are initialisers.
-        single: Option<usize>,
+        single: Option<u32>,
         coll: Option<Box<Mutex<Collector>>>,
     },
     Star {
@@ -138,14 +141,47 @@ pub struct Inst {
     /// only (no collector, test, state, observer or other node on it), found on the
     /// first record that leaves (the instances below a serial composition never
     /// change): one load per step instead of a reference-count update per level
-    /// climbed and descended.
-    pub(crate) next_stage: OnceLock<Arc<Inst>>,
-    /// For instances that are not stages: the way on is not serial composition only
-    /// (see `next_stage`). In what was padding: instances stay their size.
-    no_succ: std::sync::atomic::AtomicBool,
+    /// climbed and descended. See [`NextStage`].
+    pub(crate) next_stage: NextStage,
     /// For star stages: a later stage such that every stage in between is an identity
     /// (fired synchrocells), for O(1) passage through long fired chains (spec §7.6).
     pub(crate) skip: Mutex<Option<Weak<Inst>>>,
+}
+
+// Recursive programs create an instance per record or two (fibtree 25: 121 000, most of
+// them synchrocell replicas and star stages), each in an `Arc` (16 bytes more) in a
+// malloc chunk of the size plus 8 rounded up to 16: at most 120 bytes is a 144-byte
+// chunk instead of 176 (what keeps it there: a synchrocell's slots and fired flag in 32
+// bytes, a `u32` box index, the "no serial successor" mark in `next_stage`).
+const _: () = assert!(std::mem::size_of::<Inst>() <= 120);
+
+/// [`Inst::next_stage`]: set once, to the next stage of a star stage, or to what a
+/// record leaving another instance enters next (`None`: the way on is not serial
+/// composition only, so there is no such instance to keep).
+#[derive(Default)]
+pub(crate) struct NextStage(OnceLock<Option<Arc<Inst>>>);
+
+impl NextStage {
+    /// The next stage or the serial successor, if known (and there is one).
+    #[inline]
+    pub(crate) fn get(&self) -> Option<&Arc<Inst>> {
+        self.0.get().and_then(Option::as_ref)
+    }
+
+    /// The next stage of a star stage, created by `f` if there is none yet.
+    #[inline]
+    pub(crate) fn get_or_init(&self, f: impl FnOnce() -> Arc<Inst>) -> &Arc<Inst> {
+        match self.0.get_or_init(|| Some(f())) {
+            Some(s) => s,
+            // Only `serial_successor` sets `None`, and never on a star stage.
+            None => unreachable!("the next stage of an instance that is not a stage"),
+        }
+    }
+
+    /// Takes the instance out (the owner is being freed).
+    fn take(&mut self) -> Option<Arc<Inst>> {
+        self.0.take().flatten()
+    }
 }
 
 impl fmt::Debug for Inst {
@@ -393,7 +429,10 @@ impl Inst {
         let inst = Arc::new_cyclic(|me: &Weak<Inst>| {
             let kind = match &net.node(node).kind {
                 NodeKind::At { .. } => unreachable!("placements are unwrapped above"),
-                NodeKind::Box(i) => InstKind::Box(*i, Default::default()),
+                NodeKind::Box(i) => InstKind::Box(
+                    u32::try_from(*i).expect("fewer than 2^32 boxes"),
+                    Default::default(),
+                ),
                 NodeKind::Filter(_) => InstKind::Filter,
                 NodeKind::Identity => InstKind::Identity,
                 NodeKind::Observe(_) => InstKind::Observe,
@@ -440,7 +479,7 @@ impl Inst {
                     let data: Vec<usize> = (0..routes.len())
                         .filter(|i| !routes[*i].is_empty())
                         .collect();
-                    let single = (data.len() == 1).then(|| data[0]);
+                    let single = (data.len() == 1).then(|| data[0] as u32);
                     let coll = if *det {
                         Some(Box::new(Mutex::new(Collector::new(CollectorMode::Ordered))))
                     } else if !pending_init.is_empty() {
@@ -514,8 +553,7 @@ impl Inst {
                 up_home,
                 parent,
                 kind,
-                next_stage: OnceLock::new(),
-                no_succ: Default::default(),
+                next_stage: NextStage::default(),
                 skip: Mutex::new(None),
             }
         });
@@ -616,22 +654,17 @@ impl Inst {
     /// kept in `next_stage` (the instances below a serial composition never change).
     #[inline]
     pub(crate) fn serial_successor(&self) -> Option<&Arc<Inst>> {
-        use std::sync::atomic::Ordering::Relaxed;
-        if matches!(self.slot, Slot::Stage(_)) || self.no_succ.load(Relaxed) {
+        // Only an operand of `..` has one (a star stage's `next_stage` is its next stage).
+        if !matches!(self.slot, Slot::Left | Slot::Right) {
             return None;
         }
-        if let Some(s) = self.next_stage.get() {
-            return Some(s);
+        if let Some(s) = self.next_stage.0.get() {
+            return s.as_ref();
         }
-        match Inst::find_serial_successor(self) {
-            // (A successor is also owned by its serial composition; `take_children`
-            // takes it like a next stage, so a chain of them is not freed by recursion.)
-            Some(s) => Some(self.next_stage.get_or_init(|| s)),
-            None => {
-                self.no_succ.store(true, Relaxed);
-                None
-            }
-        }
+        // (A successor is also owned by its serial composition; `take_children` takes it
+        // like a next stage, so a chain of them is not freed by recursion.)
+        let s = Inst::find_serial_successor(self);
+        self.next_stage.0.get_or_init(|| s).as_ref()
     }
 
     fn find_serial_successor(leaf: &Inst) -> Option<Arc<Inst>> {
@@ -681,7 +714,7 @@ impl Inst {
     /// The box index of a box leaf.
     pub fn box_index(&self) -> Option<usize> {
         match self.kind {
-            InstKind::Box(i, _) => Some(i),
+            InstKind::Box(i, _) => Some(i as usize),
             _ => None,
         }
     }

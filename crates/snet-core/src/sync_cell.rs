@@ -27,32 +27,72 @@ pub enum SyncOutcome {
     Fired(Rec, usize),
 }
 
+/// The slots of a cell, one per pattern, and whether it fired. Inline for one or two
+/// patterns, the common case (no allocation per cell: a split of synchrocells makes one
+/// per index value, decision 60); on the heap for more. 32 bytes: the variant sits in
+/// a spare value of the first inline slot's tag, so that a cell keeps an instance
+/// ([`crate::inst::Inst`]) at 120 bytes.
+#[derive(Debug)]
+enum Slots {
+    One(Slot),
+    Two([Slot; 2]),
+    Many(Box<[Slot]>),
+    /// The cell fired: an identity forever, its records merged and gone.
+    Fired,
+}
+
+impl Slots {
+    fn new(n: usize) -> Slots {
+        match n {
+            1 => Slots::One(Slot::Empty),
+            2 => Slots::Two([Slot::Empty, Slot::Empty]),
+            _ => Slots::Many((0..n).map(|_| Slot::Empty).collect()),
+        }
+    }
+
+    fn as_slice(&self) -> &[Slot] {
+        match self {
+            Slots::One(s) => std::slice::from_ref(s),
+            Slots::Two(s) => s,
+            Slots::Many(s) => s,
+            Slots::Fired => &[],
+        }
+    }
+
+    fn as_mut_slice(&mut self) -> &mut [Slot] {
+        match self {
+            Slots::One(s) => std::slice::from_mut(s),
+            Slots::Two(s) => s,
+            Slots::Many(s) => s,
+            Slots::Fired => &mut [],
+        }
+    }
+}
+
 /// The state of one synchrocell instance.
 #[derive(Debug)]
 pub struct SyncCell {
-    /// One per pattern; inline for the common two (no allocation per cell: a
-    /// split of synchrocells makes one per index value).
-    slots: smallvec::SmallVec<[Slot; 2]>,
-    fired: bool,
+    /// One per pattern while the cell waits; none once it fired.
+    slots: Slots,
 }
 
 impl SyncCell {
     /// A waiting cell for `n` patterns.
     pub fn new(n: usize) -> SyncCell {
         SyncCell {
-            slots: (0..n).map(|_| Slot::Empty).collect(),
-            fired: false,
+            slots: Slots::new(n),
         }
     }
 
     /// True once the cell has fired (it is then an identity forever).
     pub fn is_fired(&self) -> bool {
-        self.fired
+        matches!(self.slots, Slots::Fired)
     }
 
     /// Number of records currently stored.
     pub fn stored(&self) -> usize {
         self.slots
+            .as_slice()
             .iter()
             .filter(|s| matches!(s, Slot::Own(_)))
             .count()
@@ -61,7 +101,7 @@ impl SyncCell {
     /// Drops the stored records (end of run) and returns how many there were.
     pub fn discard(&mut self) -> usize {
         let n = self.stored();
-        for s in &mut self.slots {
+        for s in self.slots.as_mut_slice() {
             *s = Slot::Empty;
         }
         n
@@ -74,13 +114,14 @@ impl SyncCell {
         pats: &[GuardedPattern],
         x: Rec,
     ) -> Result<SyncOutcome, Box<(EvalError, Record)>> {
-        if self.fired {
+        if self.is_fired() {
             return Ok(SyncOutcome::Forward(x));
         }
+        let slots = self.slots.as_mut_slice();
         let mut first = None;
         let mut m = Vec::new();
         for (i, p) in pats.iter().enumerate() {
-            if !matches!(self.slots[i], Slot::Empty) {
+            if !matches!(slots[i], Slot::Empty) {
                 continue;
             }
             let hit = match pattern::matches(&x, p) {
@@ -99,25 +140,21 @@ impl SyncCell {
             return Ok(SyncOutcome::Forward(x));
         };
         for i in m {
-            self.slots[i] = Slot::Side(first);
+            slots[i] = Slot::Side(first);
         }
-        self.slots[first] = Slot::Own(x);
-        if self.slots.iter().any(|s| matches!(s, Slot::Empty)) {
+        slots[first] = Slot::Own(x);
+        if slots.iter().any(|s| matches!(s, Slot::Empty)) {
             return Ok(SyncOutcome::Stored);
         }
-        self.fired = true;
         // Records stored before this one, now merged with it.
-        let earlier = self
-            .slots
-            .iter()
-            .filter(|s| matches!(s, Slot::Own(_)))
-            .count()
-            - 1;
+        let earlier = slots.iter().filter(|s| matches!(s, Slot::Own(_))).count() - 1;
         Ok(SyncOutcome::Fired(self.merge(pats), earlier))
     }
 
+    /// Fires the cell: merges its records (every slot is filled).
     fn merge(&mut self, pats: &[GuardedPattern]) -> Rec {
-        let mut slots = std::mem::take(&mut self.slots);
+        let mut fired = std::mem::replace(&mut self.slots, Slots::Fired);
+        let slots = fired.as_mut_slice();
         // The slot whose record filled pattern `j` (a record that matched several
         // patterns owns them all; it sits in the first, spec §7.6 edge case).
         let owner: smallvec::SmallVec<[usize; 4]> = slots
@@ -220,5 +257,40 @@ mod tests {
             SyncOutcome::Forward(_)
         ));
         assert_eq!(c.stored(), 1);
+    }
+
+    #[test]
+    fn one_pattern_fires_at_once_and_three_store_on_the_heap() {
+        let a = || Record::new().with_field("a", Value::int(1));
+        let mut one = SyncCell::new(1);
+        let pats = vec![pat(vec![Label::field("a")])];
+        assert!(matches!(
+            one.handle(&pats, Rec::new(a())).unwrap(),
+            SyncOutcome::Fired(_, 0)
+        ));
+        assert!(one.is_fired() && one.stored() == 0);
+
+        let pats = vec![
+            pat(vec![Label::field("a")]),
+            pat(vec![Label::field("b")]),
+            pat(vec![Label::field("c")]),
+        ];
+        let mut c = SyncCell::new(3);
+        for l in ["a", "b"] {
+            let r = Record::new().with_field(l, Value::int(2));
+            assert!(matches!(
+                c.handle(&pats, Rec::new(r)).unwrap(),
+                SyncOutcome::Stored
+            ));
+        }
+        assert!(!c.is_fired());
+        assert_eq!(c.stored(), 2);
+        let r = Record::new().with_field("c", Value::int(3));
+        let SyncOutcome::Fired(m, 2) = c.handle(&pats, Rec::new(r)).unwrap() else {
+            panic!("no fire")
+        };
+        assert!(["a", "b", "c"].iter().all(|l| m.has(Label::field(l))));
+        assert!(c.is_fired() && c.stored() == 0);
+        assert_eq!(c.discard(), 0);
     }
 }

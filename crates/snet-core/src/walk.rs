@@ -1573,7 +1573,7 @@ impl<'a> Walker<'a> {
                             unreachable!("parallel instance of a non-parallel node")
                         };
                         let b = match single {
-                            Some(b) => *b,
+                            Some(b) => *b as usize,
                             None => match match &self.route_tables[inst.node as usize] {
                                 Some(t) => t.best(&tok.rec, routes),
                                 None => pattern::best_branch(&tok.rec, routes),
