@@ -366,6 +366,7 @@ fn main() {
         ("synchro 10000", Box::new(|| synchro(10000))),
         ("fibtree 20", Box::new(|| fibtree(20))),
         ("fibtree 25", Box::new(|| fibtree(25))),
+        ("pipe 1", Box::new(|| pipe(1, 200_000))),
         ("pipe 10", Box::new(|| pipe(10, 200_000))),
         ("fan 64", Box::new(|| fan(64, 4000, false))),
         ("fan-sleep 64", Box::new(|| fan(64, 1000, true))),
