@@ -1,14 +1,16 @@
 //! Compiling box sources and linking the box library with the system C compiler, with
 //! a content-hash cache so that a second run compiles nothing.
 //!
-//! Every `.c` source is compiled as the compiler's default dialect with `-O2 -fPIC`, the
-//! shipped include directory and the user's `-I` directories, then the user's flags;
-//! warnings are collected and returned, never turned into errors (spec §12.1). Flags
-//! that keep newer compilers from rejecting old code (`-Wno-error=implicit-function-
-//! declaration` and friends) are added when the compiler knows them (probed once per
-//! compiler and cached). The generated wrappers and the shim are compiled the same way,
-//! and everything is linked into one shared object with `-lm` and `-Wl,-Bsymbolic` (so
-//! the box code's calls to `C4SNetOut` and to its own functions bind inside the object).
+//! Every `.c` source is compiled as the compiler's default dialect with `-O2 -fPIC
+//! -Wreturn-type` (a box that ends without `return hnd;` gets the compiler's warning at
+//! its line; GCC gives it only under `-Wall`), the shipped include directory and the
+//! user's `-I` directories, then the user's flags; warnings are collected and returned,
+//! never turned into errors (spec §12.1). Flags that keep newer compilers from rejecting
+//! old code (`-Wno-error=implicit-function-declaration` and friends) are added when the
+//! compiler knows them (probed once per compiler and cached). The generated wrappers and
+//! the shim are compiled the same way, and everything is linked into one shared object
+//! with `-lm` and `-Wl,-Bsymbolic` (so the box code's calls to `C4SNetOut` and to its own
+//! functions bind inside the object).
 
 use crate::cache::{self, Cache, Hasher};
 use crate::error::C4SNetError;
@@ -465,7 +467,10 @@ pub fn build_library(
     }
 
     let permissive = permissive_flags(&cc, &cache, &mut runs)?;
-    let mut flags: Vec<OsString> = vec!["-O2".into(), "-fPIC".into()];
+    // -Wreturn-type: a box whose body ends without `return hnd;` returns whatever the
+    // register holds, often the handle by chance (after a last C4SNetOut), so the
+    // run-time check cannot be relied on to see it; GCC warns only under -Wall.
+    let mut flags: Vec<OsString> = vec!["-O2".into(), "-fPIC".into(), "-Wreturn-type".into()];
     flags.push(format!("-I{}", include.display()).into());
     for d in &opts.include_dirs {
         let d = std::fs::canonicalize(d).unwrap_or_else(|_| d.clone());

@@ -306,6 +306,27 @@ fn a_c_box_returning_null_stops_the_run_on_every_engine() {
 }
 
 #[test]
+fn a_c_box_that_forgets_return_hnd_gets_the_compilers_warning_at_its_line() {
+    // Without `return hnd;` after a last C4SNetOut the register often holds the handle
+    // by chance, so the run-time check passes: the compiler's warning is what tells.
+    let prog = tmp(
+        "noret.snet",
+        "net noret { box fallsoff((A) -> (A)); } connect fallsoff;",
+    );
+    let c = tmp(
+        "fallsoff.c",
+        "#include <C4SNet.h>\nvoid *fallsoff(void *hnd, c4snet_data_t *a)\n{\n    C4SNetOut(hnd, 1, a);\n}\n",
+    );
+    let input = "<record xmlns=\"snet-home.org\" type=\"data\" mode=\"textual\" interface=\"C4SNet\"><field label=\"A\">(int)1</field></record>\n";
+    let out = snet(&["run", prog.to_str().unwrap(), c.to_str().unwrap()], input);
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("fallsoff.c:5:1: warning:") && stderr.contains("-Wreturn-type"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn usage_errors_exit_2() {
     let out = snet(&["run"], "");
     assert_eq!(out.status.code(), Some(2));
