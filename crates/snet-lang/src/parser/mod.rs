@@ -398,6 +398,12 @@ impl<'s> Parser<'s> {
             } else {
                 "`->`"
             };
+            if input.is_none() && self.at_label_start() {
+                return Err(self.unexpected_in_box(
+                    what,
+                    "the input labels are a list in parentheses of their own: `box f((a, <t>) -> (b));`",
+                ));
+            }
             return Err(self.unexpected(what));
         }
         self.bump();
@@ -436,6 +442,17 @@ impl<'s> Parser<'s> {
                     break;
                 }
             }
+        } else if self.at_label_start() {
+            return Err(self.unexpected_in_box(
+                "`(` or `)`",
+                "each output variant is a list of labels in parentheses: `-> (b)`, or `-> (b) | (c, <t>)`",
+            ));
+        }
+        if self.at(Tok::LParen) {
+            return Err(self.unexpected_in_box(
+                "`|` or `)`",
+                "output variants are separated by `|`: `-> (b) | (c)`",
+            ));
         }
         self.expect(Tok::RParen)?;
         if self.at(Tok::LBrace) {
@@ -460,6 +477,23 @@ impl<'s> Parser<'s> {
             outputs,
             span: kw.span.to(self.prev_span()),
         })
+    }
+
+    /// Whether the next token starts a label (`x`, `<t>`, `<#b>`).
+    fn at_label_start(&mut self) -> bool {
+        matches!(self.peek().tok, Tok::Ident | Tok::Lt)
+    }
+
+    /// "expected `what`, found ..." in a box signature, with `help`.
+    fn unexpected_in_box(&mut self, what: &str, help: &str) -> Fail {
+        let t = self.peek();
+        let found = self.describe(t);
+        self.error(
+            Diagnostic::error("E0201", format!("expected {what}, found {found}"))
+                .primary(t.span, format!("expected {what}"))
+                .help(help),
+        );
+        Fail
     }
 
     fn parse_box_in_label(&mut self) -> PResult<BoxInLabel> {
@@ -641,7 +675,7 @@ impl<'s> Parser<'s> {
             None
         };
         if !self.at(Tok::KwConnect) {
-            return Err(self.unexpected("`connect`"));
+            return Err(self.missing_connect(&name, body.as_deref()));
         }
         self.bump();
         let expr = self.parse_expr_recovering();
@@ -666,6 +700,41 @@ impl<'s> Parser<'s> {
             expr,
             span: kw.span.to(self.prev_span()),
         })
+    }
+
+    /// "expected `connect`" after a net's name, signature or body, with the fix: every
+    /// net ends with `connect EXPR;`. An expression written without the keyword gets
+    /// it put in front; otherwise the help names the last box or net of the body.
+    fn missing_connect(&mut self, name: &Ident, body: Option<&[Def]>) -> Fail {
+        let t = self.peek();
+        if t.tok == Tok::Error {
+            return Fail;
+        }
+        let found = self.describe(t);
+        let d = Diagnostic::error("E0201", format!("expected `connect`, found {found}"))
+            .primary(t.span, "expected `connect`");
+        let starts_expr = matches!(t.tok, Tok::Ident | Tok::LBracket | Tok::LParen);
+        let last = body.unwrap_or_default().iter().rev().find_map(|d| match d {
+            Def::Box(b) => Some(&b.name.name),
+            Def::Net(n) => Some(&n.name.name),
+            _ => None,
+        });
+        let word = self.text(t.span);
+        let help = if t.tok == Tok::Ident
+            && crate::diag::closest(word, std::iter::once("connect")).is_some()
+        {
+            "did you mean `connect`?".to_owned()
+        } else if starts_expr {
+            format!("the network expression follows the keyword: `connect {word}`")
+        } else {
+            let example = last.map_or("[]", String::as_str);
+            format!(
+                "every net ends with `connect EXPR;`, the network it stands for: `net {} ... connect {example};`",
+                name.name
+            )
+        };
+        self.error(d.help(help));
+        Fail
     }
 
     fn parse_netsig(&mut self) -> PResult<Vec<SigItem>> {
