@@ -334,6 +334,17 @@ fn usage_errors_exit_2() {
     let out = snet(&["run", prog.to_str().unwrap(), "--engine", "nonesuch"], "");
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("nonesuch"));
+    assert!(!text(&out.stderr).contains("did you mean"));
+    // A slip in the engine's name gets the one it was meant to be.
+    for (slip, meant) in [("fornt", "front"), ("LPEL", "lpel"), ("thread", "threads")] {
+        let out = snet(&["run", prog.to_str().unwrap(), "--engine", slip], "");
+        assert_eq!(out.status.code(), Some(2));
+        assert!(
+            text(&out.stderr).contains(&format!("did you mean `{meant}`?")),
+            "{slip}: {}",
+            text(&out.stderr)
+        );
+    }
     let out = snet(&["run", prog.to_str().unwrap(), "-w", "0"], "");
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("at least 1"));

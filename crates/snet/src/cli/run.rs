@@ -322,8 +322,11 @@ fn parse_options(args: &mut RunArgs) -> Result<(EngineKind, Option<Distrib>), Ex
     }
     let Some(engine_kind) = EngineKind::parse(&args.engine) else {
         let names: Vec<&str> = EngineKind::ALL.iter().map(|e| e.name()).collect();
+        let guess = snet_core::label::closest(&args.engine, names.iter().copied())
+            .map(|g| format!("; did you mean `{g}`?"))
+            .unwrap_or_default();
         return Err(usage(format!(
-            "unknown engine `{}` (available: {})",
+            "unknown engine `{}` (available: {}){guess}",
             args.engine,
             names.join(", ")
         )));
