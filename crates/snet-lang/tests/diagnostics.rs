@@ -138,6 +138,30 @@ fn w0106_is_quiet_for_reached_branches() {
     }
 }
 
+/// W0103 (no record can leave a serial replication) is withdrawn when an exit label
+/// comes from outside by flow inheritance and the records the program is for do leave:
+/// the state idiom of spec §7.17 (as in examples/c/blockmm, where `<nb>` comes with the
+/// state record) and a round counter checked against a tag from upstream (as in
+/// examples/c/feistel). A star that those records reach and cannot leave keeps it.
+#[test]
+fn w0103_is_quiet_when_the_exit_label_comes_by_flow_inheritance() {
+    for src in [
+        "net p { box init((x) -> (acc, <cnt>, <nb>) | (part)); box add((acc, part, <cnt>) -> (acc, <cnt>)); } \
+         connect init .. (([| {acc, <cnt>}, {part} |] .. (add | [])) * {acc, <cnt>, <nb>} if <cnt == nb>);",
+        "net p { box setup((key, <rounds>) -> (sched, <rounds>)); box rnd((blk, sched, <r>) -> (blk, sched, <r>)); } \
+         connect setup .. [{} -> {<r = 0>}] .. ((rnd .. [{<r>} -> {<r = r + 1>}]) ** {<r>, <rounds>} if <r == rounds>);",
+        // A declared input type that brings the exit label.
+        "net p ({x, <n>} -> {y, <n>}) { box f((x) -> (y)); } connect f * {y, <n>};",
+    ] {
+        let w = warnings_with("p.snet", src, "W0103");
+        assert!(w.is_empty(), "{src}\n{w}");
+    }
+    // Reached, but the exit label is consumed in the loop: the warning stays.
+    let src = "net p { box f((x, <n>) -> (x)); } connect [{x} -> {x, <n = 1>}] .. (f * {x, <n>});";
+    let w = warnings_with("p.snet", src, "W0103");
+    assert!(w.contains("warning[W0103]"), "{src}\n{w}");
+}
+
 /// Under an inferred input type the records reaching a choice may lack labels that come
 /// with the input, so W0106 needs a real near miss: a record that, with its similar
 /// labels renamed, would have every label the branch wants. `{b}` is no near miss of a

@@ -96,5 +96,6 @@ pub(crate) fn check(ir: &Ir, inf: &mut Infer<'_>, diags: &mut Vec<Diagnostic>) {
 /// Reports the parallel branches of the entry network that no record it is meant for
 /// reaches (W0106).
 pub(crate) fn check_reach(ir: &Ir, inf: &Infer<'_>, entry: usize, diags: &mut Vec<Diagnostic>) {
+    reach::withdraw_leavable_stars(ir, inf, entry, diags);
     reach::check(ir, inf, entry, diags);
 }

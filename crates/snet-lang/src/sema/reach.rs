@@ -34,6 +34,9 @@ struct Flow<'a, 'ir> {
     inf: &'a Infer<'ir>,
     /// The variants that arrived at each node (before the node accepted them).
     arrive: Vec<Ty>,
+    /// Per serial replication: whether a record that came out of its operand matched
+    /// an exit pattern (so the replication ends for some records).
+    exit_reached: Vec<bool>,
     steps: usize,
     gave_up: bool,
 }
@@ -64,7 +67,18 @@ fn inherited(x: &[Label], drop: &[Label]) -> Variant {
         .collect()
 }
 
-impl Flow<'_, '_> {
+impl<'a, 'ir> Flow<'a, 'ir> {
+    fn new(ir: &'ir Ir, inf: &'a Infer<'ir>) -> Self {
+        Flow {
+            ir,
+            inf,
+            arrive: vec![Ty::new(); ir.nodes.len()],
+            exit_reached: vec![false; ir.nodes.len()],
+            steps: 0,
+            gave_up: false,
+        }
+    }
+
     fn spend(&mut self, n: usize) -> bool {
         self.steps += n;
         if self.steps > MAX_STEPS {
@@ -201,14 +215,18 @@ impl Flow<'_, '_> {
             IrKind::Star { body, exits, .. } => {
                 let mut seen = Ty::new();
                 let mut todo = ins.to_vec();
+                // The first round is the records entering; later ones left a stage.
+                let mut from_body = false;
                 while !todo.is_empty() && !self.gave_up {
                     let mut into = Ty::new();
                     for x in todo {
+                        let (m, sure) = any_match(exits, &x);
+                        // (Before the check below: a stage may give back a type seen.)
+                        self.exit_reached[id] |= m && from_body;
                         if seen.contains(&x) {
                             continue;
                         }
                         self.push(&mut seen, x.clone());
-                        let (m, sure) = any_match(exits, &x);
                         if m {
                             self.push(&mut out, x.clone());
                         }
@@ -217,6 +235,7 @@ impl Flow<'_, '_> {
                         }
                     }
                     todo = self.flow(*body, &into);
+                    from_body = true;
                 }
                 out
             }
@@ -355,13 +374,7 @@ pub(crate) fn check(ir: &Ir, inf: &Infer<'_>, entry: usize, diags: &mut Vec<Diag
     if start.is_empty() {
         return;
     }
-    let mut f = Flow {
-        ir,
-        inf,
-        arrive: vec![Ty::new(); ir.nodes.len()],
-        steps: 0,
-        gave_up: false,
-    };
+    let mut f = Flow::new(ir, inf);
     f.flow(body, &start);
     if f.gave_up {
         return;
@@ -559,4 +572,44 @@ fn producer(ir: &Ir, nodes: &[IrId], l: Label) -> Option<IrId> {
         IrKind::Filter(f) => filter_outputs(f).any(|o| o.contains(&l)),
         _ => false,
     })
+}
+
+/// Withdraws W0103 (a serial replication no record can leave) where the records the
+/// entry network is for do leave it: W0103 looks at the operand's outputs alone, and an
+/// exit label may come from outside by flow inheritance, as in the state idiom of spec
+/// §7.17 (`([| {state}, {in} |] .. step) * {state, <n>, <last>}` with `<last>` on the
+/// state record). The flow starts from the declared input type or else the full §8
+/// input type (with the labels later elements take by flow inheritance); a replication
+/// that no record reaches, or a flow that gave up, keeps its warning.
+pub(crate) fn withdraw_leavable_stars(
+    ir: &Ir,
+    inf: &Infer<'_>,
+    entry: usize,
+    diags: &mut Vec<Diagnostic>,
+) {
+    if !diags.iter().any(|d| d.code == "W0103") {
+        return;
+    }
+    let body = ir.nets[entry].body;
+    if inf.input_incomplete(body) {
+        return;
+    }
+    let start = match &ir.nets[entry].sig {
+        Some(sig) => Infer::sig_inputs(sig),
+        None => inf.input(body).clone(),
+    };
+    if start.is_empty() {
+        return;
+    }
+    let mut f = Flow::new(ir, inf);
+    f.flow(body, &start);
+    if f.gave_up {
+        return;
+    }
+    let leavable: Vec<_> = nodes_of(ir, body)
+        .into_iter()
+        .filter(|&id| matches!(ir.nodes[id].kind, IrKind::Star { .. }) && f.exit_reached[id])
+        .map(|id| ir.nodes[id].span)
+        .collect();
+    diags.retain(|d| !(d.code == "W0103" && d.span().is_some_and(|s| leavable.contains(&s))));
 }
