@@ -128,6 +128,25 @@ fn missing_file_and_usage_errors() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+/// A box source given where the program belongs is named as such, not parsed as S-Net
+/// (whose errors about `#include` and `&` would say nothing useful).
+#[test]
+fn check_graph_and_stubs_of_box_code_say_it_is_not_a_program() {
+    for cmd in ["check", "graph", "stubs"] {
+        let out = snet(&[cmd, "examples/c/hello/greet.c"]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{cmd}: {stderr}");
+        assert_eq!(
+            stderr.trim_end(),
+            format!(
+                "error: `examples/c/hello/greet.c` is box code, not an S-Net program: `snet {cmd}` takes the program (`snet {cmd} PROG.snet`)"
+            ),
+            "{cmd}"
+        );
+        assert!(out.stdout.is_empty(), "{cmd}");
+    }
+}
+
 /// Issue 33 item 5: a signature too long for one line (market's is 6 inputs times 9
 /// outputs, 1 300 characters on one line) is printed one variant per line, and an
 /// inferred one that large comes with the suggestion to declare it.

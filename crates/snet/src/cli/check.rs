@@ -18,6 +18,9 @@ pub(crate) struct CheckArgs {
 
 /// Runs `snet check`.
 pub(crate) fn run(args: CheckArgs) -> ExitCode {
+    if let Err(code) = super::not_box_code("check", &args.program) {
+        return code;
+    }
     let color = std::io::stderr().is_terminal();
     match snet_lang::compile_file(&args.program) {
         Ok(c) => {

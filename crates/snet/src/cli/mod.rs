@@ -24,7 +24,7 @@ pub(crate) fn program_first(program: &Path, sources: &[PathBuf]) -> Option<Strin
             .map(|e| e.to_string_lossy().into_owned())
             .unwrap_or_default()
     };
-    let boxcode = ["c", "h", "o", "a", "so"].contains(&ext(program).as_str());
+    let boxcode = is_box_code(program);
     let snet = sources.iter().find(|s| ext(s) == "snet");
     match (boxcode, snet) {
         (true, Some(s)) => Some(format!(
@@ -43,6 +43,27 @@ pub(crate) fn program_first(program: &Path, sources: &[PathBuf]) -> Option<Strin
         )),
         (false, None) => None,
     }
+}
+
+/// Whether `path` names box code (`.c`, `.h`, `.o`, `.a`, `.so`) rather than a program.
+fn is_box_code(path: &Path) -> bool {
+    let ext = path
+        .extension()
+        .map(|e| e.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    ["c", "h", "o", "a", "so"].contains(&ext.as_str())
+}
+
+/// A usage error (exit 2) if the program `snet CMD` was given is box code: the S-Net
+/// parser would otherwise report C's `#include` and `&` as S-Net syntax errors.
+pub(crate) fn not_box_code(cmd: &str, program: &Path) -> Result<(), ExitCode> {
+    if !is_box_code(program) {
+        return Ok(());
+    }
+    Err(usage(format!(
+        "`{}` is box code, not an S-Net program: `snet {cmd}` takes the program (`snet {cmd} PROG.snet`)",
+        program.display()
+    )))
 }
 
 /// Says on standard error that records are read from standard input, if that is a

@@ -17,6 +17,9 @@ pub(crate) struct StubsArgs {
 
 /// Runs `snet stubs`.
 pub(crate) fn run(args: StubsArgs) -> ExitCode {
+    if let Err(code) = super::not_box_code("stubs", &args.program) {
+        return code;
+    }
     let compiled = match super::compile_reporting(&args.program) {
         Ok(c) => c,
         Err(code) => return code,
