@@ -1297,7 +1297,10 @@ impl<'a> Walker<'a> {
         ctx: &crate::det::Ctx,
         sink: &mut dyn FnMut(Step<'w>),
     ) -> Result<Option<Arc<Inst>>, RunError> {
-        let NodeKind::Split { body, placed, .. } = &self.net.node(split.node).kind else {
+        let NodeKind::Split {
+            body, placed, det, ..
+        } = &self.net.node(split.node).kind
+        else {
             return Err(RunError::new(
                 "distributed run",
                 None,
@@ -1325,9 +1328,10 @@ impl<'a> Walker<'a> {
                     format!("{} at {}", n.name, n.loc),
                     None,
                     format!(
-                        "the index value {v} names no node: the run has {} nodes (0..{}), and `!@` places replica v on node v",
+                        "the index value {v} names no node: the run has {} nodes (0..{}), and `{}` places replica v on node v",
                         place.nodes,
-                        place.nodes - 1
+                        place.nodes - 1,
+                        if *det { "!!@" } else { "!@" }
                     ),
                 ));
             }

@@ -217,7 +217,14 @@ fn placements_the_run_cannot_honour_are_errors_naming_them() {
     // An index value that names no node.
     let p = program("badtag", "inc !@ <n>");
     let e = dist_error(&p, 2, vec![Record::new().with_tag("a", 1).with_tag("n", 5)]);
-    assert!(e.contains("index value 5") && e.contains("2 nodes"), "{e}");
+    assert!(
+        e.contains("index value 5") && e.contains("2 nodes") && e.contains("`!@`"),
+        "{e}"
+    );
+    // The deterministic form is named as written.
+    let p = program("badtagdet", "inc !!@ <n>");
+    let e = dist_error(&p, 2, vec![Record::new().with_tag("a", 1).with_tag("n", 5)]);
+    assert!(e.contains("index value 5") && e.contains("`!!@`"), "{e}");
     let e = dist_error(
         &p,
         2,
