@@ -107,4 +107,8 @@ fn bad_arguments_are_usage_errors() {
         assert_eq!(code, Some(2), "{args:?}: {out}{err}");
         assert!(err.contains("error:"), "{args:?}: {err}");
     }
+    // A slip in an engine name gets the name meant.
+    let (code, _, err) = bench(&["deep", "10", "-e", "fornt"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("did you mean `front`?"), "{err}");
 }
