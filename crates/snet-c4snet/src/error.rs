@@ -76,6 +76,9 @@ pub enum C4SNetError {
         /// The function of the C sources whose name is closest to the box's, if one is
         /// close (a misspelt box or function name).
         closest: Option<String>,
+        /// The functions of the C sources that take a handle first (`void *`), as box
+        /// functions do: shown when no name is close.
+        defined: Vec<String>,
     },
     /// A library's box table does not match the box's signature (a stale prebuilt
     /// library, for example).
@@ -145,6 +148,7 @@ impl fmt::Display for C4SNetError {
                 searched,
                 found_elsewhere,
                 closest,
+                defined,
             } => {
                 write!(
                     f,
@@ -162,6 +166,18 @@ impl fmt::Display for C4SNetError {
                     write!(
                         f,
                         "; did you mean `{c}`? (the box name is the C function's name)"
+                    )?;
+                } else if !defined.is_empty() && found_elsewhere.is_none() {
+                    let list: Vec<String> = defined.iter().map(|d| format!("`{d}`")).collect();
+                    let (noun, verb) = if list.len() == 1 {
+                        ("function", "is")
+                    } else {
+                        ("functions", "are")
+                    };
+                    write!(
+                        f,
+                        "; the box {noun} there {verb} {} (the box name is the C function's name)",
+                        list.join(", ")
                     )?;
                 }
                 Ok(())

@@ -369,6 +369,7 @@ fn bind(
             searched: built.searched.clone(),
             found_elsewhere: None,
             closest: closest_function(&sig.name, &built.searched),
+            defined: box_like_functions(&built.searched),
         });
     };
     // The function must be box code: in the library itself or a user's shared object.
@@ -381,6 +382,7 @@ fn bind(
                 searched: built.searched.clone(),
                 found_elsewhere: Some(file),
                 closest: closest_function(&sig.name, &built.searched),
+                defined: box_like_functions(&built.searched),
             });
         }
     }
@@ -427,6 +429,38 @@ fn closest_function(name: &str, files: &[PathBuf]) -> Option<String> {
 
 /// The identifiers of C source `text` that are followed (after blanks) by `(`.
 fn called_names(text: &[u8]) -> Vec<String> {
+    named_calls(text).into_iter().map(|(n, _)| n).collect()
+}
+
+/// The functions of the C sources and headers of `files` whose parameter list starts
+/// with `void *` (a box function takes its handle first, spec §12.3), at most 8, C4SNet's
+/// own names left out: what a user whose box name matches no function is told is there.
+fn box_like_functions(files: &[PathBuf]) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for f in files {
+        if !f.extension().is_some_and(|e| e == "c" || e == "h") {
+            continue;
+        }
+        let Ok(text) = std::fs::read(f) else {
+            continue;
+        };
+        for (n, box_like) in named_calls(&text) {
+            if box_like
+                && !n.starts_with("C4SNet")
+                && !n.starts_with("snet_")
+                && !names.contains(&n)
+            {
+                names.push(n);
+            }
+        }
+    }
+    names.truncate(8);
+    names
+}
+
+/// The identifiers of C source `text` followed (after blanks) by `(`, each with whether
+/// the parenthesis opens with `void *` (a box function's handle parameter).
+fn named_calls(text: &[u8]) -> Vec<(String, bool)> {
     let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
     let mut out = Vec::new();
     let mut i = 0;
@@ -449,7 +483,13 @@ fn called_names(text: &[u8]) -> Vec<String> {
                 && !text[start].is_ascii_digit()
                 && !KEYWORDS.contains(&&*word)
             {
-                out.push(word.into_owned());
+                let rest = &text[j + 1..];
+                let rest = &rest[rest.iter().take_while(|b| b.is_ascii_whitespace()).count()..];
+                let box_like = rest.strip_prefix(b"void").is_some_and(|r| {
+                    let r = &r[r.iter().take_while(|b| b.is_ascii_whitespace()).count()..];
+                    r.first() == Some(&b'*')
+                });
+                out.push((word.into_owned(), box_like));
             }
         } else {
             i += 1;

@@ -47,6 +47,7 @@ fn a_box_without_a_function_names_the_box_and_the_files() {
         searched,
         found_elsewhere,
         closest,
+        defined,
     } = &err
     else {
         panic!("expected a missing symbol, got {err}");
@@ -56,8 +57,14 @@ fn a_box_without_a_function_names_the_box_and_the_files() {
     assert!(found_elsewhere.is_none());
     // Nothing in the sources is spelt like it.
     assert!(closest.is_none(), "{closest:?}");
+    // What is there instead: the function taking a handle first, not the helper.
+    assert_eq!(defined, &["here".to_string()]);
     let shown = err.to_string();
     assert!(shown.contains("box `nowhere`"), "{shown}");
+    assert!(
+        shown.contains("the box function there is `here`"),
+        "{shown}"
+    );
     assert!(shown.contains("a.c") && shown.contains("b.c"), "{shown}");
 }
 
