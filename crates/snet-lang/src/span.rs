@@ -141,7 +141,12 @@ impl SourceFile {
             .copied()
             .unwrap_or(self.text.len());
         let s = self.text.get(start..end).unwrap_or("");
-        s.trim_end_matches(['\n', '\r'])
+        // The terminator is `\n` or `\r\n`; a lone `\r` is whitespace of the line (spec
+        // §2.1), which columns count.
+        match s.strip_suffix('\n') {
+            Some(s) => s.strip_suffix('\r').unwrap_or(s),
+            None => s,
+        }
     }
 
     /// Number of lines.
@@ -170,5 +175,18 @@ mod tests {
         assert_eq!(f.line_text(2), "cd");
         assert_eq!(f.line_text(3), "");
         assert_eq!(f.location(Span::new(8, 9)), "x.snet:4:2");
+    }
+
+    #[test]
+    fn a_lone_carriage_return_is_part_of_its_line() {
+        // CRLF ends a line; a CR alone is whitespace that columns count (the fuzz
+        // campaign's file of one CR put its end past the end of an empty line).
+        let f = SourceFile::new("x.snet", "a\r\nb\rc\r");
+        assert_eq!(f.line_text(1), "a");
+        assert_eq!(f.line_text(2), "b\rc\r");
+        assert_eq!(f.line_col(7), (2, 5));
+        let f = SourceFile::new("x.snet", "\r");
+        assert_eq!(f.line_text(1), "\r");
+        assert_eq!(f.line_col(1), (1, 2));
     }
 }
