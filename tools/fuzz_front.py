@@ -278,6 +278,16 @@ def display_line(raw):
                    "\ufffd" if (ord(c) < 32 or 0x7f <= ord(c) < 0xa0) else c for c in text)
 
 
+def line_body(lines, i):
+    """Line i (0-based) of a text split at "\n", without its terminator: "\n" or "\r\n"
+    ends a line; a lone "\r" (at the end of the text or before another "\r\n") is
+    whitespace of the line (spec 2.1), which columns count."""
+    body = lines[i]
+    if i < len(lines) - 1 and body.endswith(b"\r"):
+        body = body[:-1]
+    return body
+
+
 def check_diagnostics(path, data, stderr):
     """Returns a list of problems with the error diagnostics in stderr."""
     problems = []
@@ -312,7 +322,7 @@ def check_diagnostics(path, data, stderr):
             continue
         # Columns are 1-based byte offsets in the line (like gcc), so a caret's
         # display column is the width of the decoded bytes before it.
-        rawb = lines[line - 1].rstrip(b"\r")
+        rawb = line_body(lines, line - 1)
         if col > len(rawb) + 1:
             problems.append("column %d past the end of line %d (%d bytes): %s"
                             % (col, line, len(rawb), head))
@@ -328,7 +338,7 @@ def check_diagnostics(path, data, stderr):
                 cm = CARET_RE.match(out[j + 1])
                 if cm and "^" in cm.group(2):
                     found = True
-                    want = display_line(lines[line - 1].rstrip(b"\r"))
+                    want = display_line(line_body(lines, line - 1))
                     shown = sm.group(2)
                     if any(ord(c) < 32 for c in shown):
                         problems.append("snippet of line %d shows a control character: %r"
