@@ -97,7 +97,7 @@ pub fn apply_in_place(
 
 /// A filter compiled once for the record path (issue 34): the tags its guards and
 /// expressions read are looked up once per record into registers, guards and values
-/// are [`Code`] over them, and an output tag copied from the pattern is a register
+/// are register code over them, and an output tag copied from the pattern is a register
 /// read. [`apply_planned`] with it gives exactly what [`apply_in_place`] gives.
 #[derive(Debug)]
 pub struct FilterPlan {

@@ -285,7 +285,7 @@ impl LoopKey {
 }
 
 /// Counts instance creations (`RunStats::entities_created`), and names the instance
-/// tree they belong to (one per walker: see [`Inst::tree`]).
+/// tree they belong to (one per walker: each instance records the number of its tree).
 #[derive(Debug)]
 pub struct InstCounter {
     n: AtomicUsize,

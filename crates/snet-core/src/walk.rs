@@ -733,7 +733,7 @@ impl<'a> Walker<'a> {
     /// Ends a finished run's instance tree (`root`, the one [`Walker::create_root`]
     /// returned): drops the records left in waiting synchrocells (spec §7.6; the tree
     /// is walked only if the counters say some are left) and returns how many there
-    /// were, then frees the tree ([`crate::inst::free_tree`]: a large one off the
+    /// were, then frees the tree (a large one off the
     /// caller's path). Takes `&mut self`: no [`BoxRef`] into the tree is left.
     pub fn finish(&mut self, root: Arc<Inst>) -> usize {
         let own = self.root.take();
