@@ -410,33 +410,28 @@ fn bind(
 /// the identifiers followed by `(` in the C sources and headers of `files`: the function
 /// a box name misspells. Object files and libraries are not looked into.
 fn closest_function(name: &str, files: &[PathBuf]) -> Option<String> {
-    let mut names: Vec<String> = Vec::new();
-    for f in files {
-        if !f.extension().is_some_and(|e| e == "c" || e == "h") {
-            continue;
-        }
-        let Ok(text) = std::fs::read(f) else {
-            continue;
-        };
-        for n in called_names(&text) {
-            if !names.contains(&n) {
-                names.push(n);
-            }
-        }
-    }
-    snet_core::label::closest(name, names.iter().map(|s| s.as_str())).map(str::to_owned)
-}
-
-/// The identifiers of C source `text` that are followed (after blanks) by `(`.
-fn called_names(text: &[u8]) -> Vec<String> {
-    named_calls(text).into_iter().map(|(n, _)| n).collect()
+    let names = source_names(files);
+    snet_core::label::closest(name, names.iter().map(|(n, _)| n.as_str())).map(str::to_owned)
 }
 
 /// The functions of the C sources and headers of `files` whose parameter list starts
 /// with `void *` (a box function takes its handle first, spec §12.3), at most 8, C4SNet's
 /// own names left out: what a user whose box name matches no function is told is there.
 fn box_like_functions(files: &[PathBuf]) -> Vec<String> {
-    let mut names: Vec<String> = Vec::new();
+    let mut names: Vec<String> = source_names(files)
+        .into_iter()
+        .filter(|(n, box_like)| *box_like && !n.starts_with("C4SNet") && !n.starts_with("snet_"))
+        .map(|(n, _)| n)
+        .collect();
+    names.truncate(8);
+    names
+}
+
+/// The identifiers followed by `(` in the C sources and headers of `files` (object
+/// files and libraries are not looked into), each once, with whether the parenthesis
+/// opens with `void *` at any of its occurrences (a definition or declaration).
+fn source_names(files: &[PathBuf]) -> Vec<(String, bool)> {
+    let mut names: Vec<(String, bool)> = Vec::new();
     for f in files {
         if !f.extension().is_some_and(|e| e == "c" || e == "h") {
             continue;
@@ -445,16 +440,12 @@ fn box_like_functions(files: &[PathBuf]) -> Vec<String> {
             continue;
         };
         for (n, box_like) in named_calls(&text) {
-            if box_like
-                && !n.starts_with("C4SNet")
-                && !n.starts_with("snet_")
-                && !names.contains(&n)
-            {
-                names.push(n);
+            match names.iter_mut().find(|(m, _)| *m == n) {
+                Some((_, b)) => *b |= box_like,
+                None => names.push((n, box_like)),
             }
         }
     }
-    names.truncate(8);
     names
 }
 
