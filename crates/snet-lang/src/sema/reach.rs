@@ -271,6 +271,22 @@ impl<'a, 'ir> Flow<'a, 'ir> {
 /// type: what the first element of each serial chain accepts (a parallel composition's
 /// is its branches', a replication's its operand's with the exit patterns or the index
 /// tag), without the labels the §8 type adds for later elements.
+/// Records of `start` followed through `body`; `None` when there are none or the flow
+/// gave up (too many variants).
+fn flow_from<'a, 'ir>(
+    ir: &'ir Ir,
+    inf: &'a Infer<'ir>,
+    body: IrId,
+    start: &[Variant],
+) -> Option<Flow<'a, 'ir>> {
+    if start.is_empty() {
+        return None;
+    }
+    let mut f = Flow::new(ir, inf);
+    f.flow(body, start);
+    (!f.gave_up).then_some(f)
+}
+
 fn start_variants(ir: &Ir, inf: &Infer<'_>, entry: usize) -> Ty {
     let n = &ir.nets[entry];
     match &n.sig {
@@ -371,14 +387,9 @@ pub(crate) fn check(ir: &Ir, inf: &Infer<'_>, entry: usize, diags: &mut Vec<Diag
         return;
     }
     let start = start_variants(ir, inf, entry);
-    if start.is_empty() {
+    let Some(f) = flow_from(ir, inf, body, &start) else {
         return;
-    }
-    let mut f = Flow::new(ir, inf);
-    f.flow(body, &start);
-    if f.gave_up {
-        return;
-    }
+    };
     let declared = ir.nets[entry].sig.is_some();
     let nodes = nodes_of(ir, body);
     for &id in &nodes {
@@ -598,14 +609,9 @@ pub(crate) fn withdraw_leavable_stars(
         Some(sig) => Infer::sig_inputs(sig),
         None => inf.input(body).clone(),
     };
-    if start.is_empty() {
+    let Some(f) = flow_from(ir, inf, body, &start) else {
         return;
-    }
-    let mut f = Flow::new(ir, inf);
-    f.flow(body, &start);
-    if f.gave_up {
-        return;
-    }
+    };
     let leavable: Vec<_> = nodes_of(ir, body)
         .into_iter()
         .filter(|&id| matches!(ir.nodes[id].kind, IrKind::Star { .. }) && f.exit_reached[id])
