@@ -38,8 +38,22 @@ c4snet_data_t *C4SNetCreate(c4snet_type_t type, size_t size, const void *data)
     return snet_c4snet_rt.create((int)type, size, data);
 }
 
+/* Whether `p` (not NULL) looks like a value: its header holds a type and a scalar flag a
+ * value can have. A best-effort check of what box code hands back as a value; a pointer
+ * into unmapped memory faults here, inside the box's call, where the crash handler
+ * still names the box. */
+static int snet_c4snet_is_value(const void *p)
+{
+    const snet_c4snet_value_header *h = (const snet_c4snet_value_header *)p;
+    return h->type < snet_c4snet_rt.ntypes && h->scalar <= 1;
+}
+
 void C4SNetFree(c4snet_data_t *ptr)
 {
+    if (ptr != NULL && !snet_c4snet_is_value(ptr)) {
+        snet_c4snet_rt.bad_free(ptr);
+        return;
+    }
     snet_c4snet_rt.release(ptr);
 }
 
@@ -119,12 +133,10 @@ static void *snet_c4snet_out(void *hnd, int variant, va_list ap)
     ((snet_c4snet_invocation *)hnd)->checking = 1;
     for (i = 0; i < v->nlabels; i++) {
         if (v->kinds[i] == SNET_C4SNET_FIELD) {
-            const snet_c4snet_value_header *h;
             slots[i].field = va_arg(ap, c4snet_data_t *);
-            h = (const snet_c4snet_value_header *)(const void *)slots[i].field;
-            if (h != NULL && (h->type >= SNET_C4SNET_NTYPES || h->scalar > 1)) {
+            if (slots[i].field != NULL && !snet_c4snet_is_value(slots[i].field)) {
                 ((snet_c4snet_invocation *)hnd)->checking = 0;
-                snet_c4snet_rt.bad_value(hnd, variant, i + 1, h);
+                snet_c4snet_rt.bad_value(hnd, variant, i + 1, slots[i].field);
                 if (slots != stack_slots) {
                     free(slots);
                 }

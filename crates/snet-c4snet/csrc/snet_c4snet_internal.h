@@ -49,19 +49,20 @@ typedef struct {
 } snet_c4snet_invocation;
 
 /* The first bytes of every value (Rust's `Object`, `repr(C)`): its element type (one of
- * the SNET_C4SNET_NTYPES `c4snet_type_t` values) and its scalar flag (0 or 1). What
- * C4SNetOut checks of a field it is given: a stray pointer, or a value missing from its
- * arguments, is refused with the box named, or faults while the box is still named. */
+ * the runtime's `ntypes` `c4snet_type_t` values) and its scalar flag (0 or 1). What
+ * C4SNetOut and C4SNetFree check of a value they are given: a stray pointer, or a value
+ * missing from C4SNetOut's arguments, is refused with the box named, or faults while the
+ * box is still named. */
 typedef struct {
     unsigned int type;
     unsigned char scalar;
 } snet_c4snet_value_header;
 
-#define SNET_C4SNET_NTYPES 12u
-
 /* Entry points implemented in Rust, installed after the library is loaded. */
 typedef struct {
     unsigned int version;
+    /* The number of value types: a value's header holds a type below it. */
+    unsigned int ntypes;
     c4snet_data_t *(*alloc)(int type, size_t size, void **data);
     c4snet_data_t *(*create)(int type, size_t size, const void *data);
     void (*release)(c4snet_data_t *ptr);
@@ -80,9 +81,11 @@ typedef struct {
     void (*bad_handle)(void *hnd);
     /* C4SNetOut given a field (value `index`, from 1) that is not a value. */
     void (*bad_value)(void *hnd, int variant, int index, const void *ptr);
+    /* C4SNetFree given a pointer that is not a value. */
+    void (*bad_free)(const void *ptr);
 } snet_c4snet_api;
 
-#define SNET_C4SNET_API_VERSION 4u
+#define SNET_C4SNET_API_VERSION 5u
 
 /* Defined by the shim. */
 int snet_c4snet_install(const snet_c4snet_api *api);

@@ -68,6 +68,7 @@ pub(crate) struct CBoxDesc {
 #[derive(Debug)]
 pub(crate) struct Api {
     version: c_uint,
+    ntypes: c_uint,
     alloc: unsafe extern "C" fn(c_int, usize, *mut *mut c_void) -> *mut c_void,
     create: unsafe extern "C" fn(c_int, usize, *const c_void) -> *mut c_void,
     release: unsafe extern "C" fn(*mut c_void),
@@ -83,14 +84,17 @@ pub(crate) struct Api {
     current: unsafe extern "C" fn() -> *mut c_void,
     bad_handle: unsafe extern "C" fn(*mut c_void),
     bad_value: unsafe extern "C" fn(*mut c_void, c_int, c_int, *const c_void),
+    bad_free: unsafe extern "C" fn(*const c_void),
 }
 
 /// Must equal `SNET_C4SNET_API_VERSION` in the internal header.
-const API_VERSION: c_uint = 4;
+const API_VERSION: c_uint = 5;
 
 /// The entry points installed into every loaded box library.
 pub(crate) static API: Api = Api {
     version: API_VERSION,
+    // The shim's check of a value's header (`snet_c4snet_is_value`) reads it.
+    ntypes: CType::ALL.len() as c_uint,
     alloc: c_alloc,
     create: c_create,
     release: c_release,
@@ -106,6 +110,7 @@ pub(crate) static API: Api = Api {
     current: c_current,
     bad_handle: c_bad_handle,
     bad_value: c_bad_value,
+    bad_free: c_bad_free,
 };
 
 /// What the crash handler says about a box besides its name, prepared when the box is
@@ -423,17 +428,18 @@ unsafe extern "C" fn c_release(p: *mut c_void) {
     if p.is_null() {
         return;
     }
-    // SAFETY: C4SNetFree's contract: `p` is a value (a best-effort check, as the shim's
-    // C4SNetOut makes of its values).
-    if !unsafe { Value::plausible_raw(p) } {
-        fail(format!(
-            "C4SNetFree({p:p}): not a c4snet_data_t made by C4SNetCreate, C4SNetAlloc or a \
-             copy (a stray pointer, or one freed already; spec §12.5)"
-        ));
-        return;
-    }
-    // SAFETY: invariant 1: the box owns the reference it releases.
+    // SAFETY: invariant 1: the box owns the reference it releases (the shim's
+    // C4SNetFree checked that `p` looks like a value).
     unsafe { Value::release_raw(p) };
+}
+
+/// `C4SNetFree` given `p`, which is not a value (the shim checked its header): fails
+/// the running call, naming the box.
+unsafe extern "C" fn c_bad_free(p: *const c_void) {
+    fail(format!(
+        "C4SNetFree({p:p}): not a c4snet_data_t made by C4SNetCreate, C4SNetAlloc or a \
+         copy (a stray pointer, or one freed already; spec §12.5)"
+    ));
 }
 
 /// `C4SNetShallowCopy`.

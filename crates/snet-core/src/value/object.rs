@@ -123,8 +123,8 @@ impl CType {
 }
 
 /// A value's storage. `repr(C)` with the type first and the scalar flag next: the C4SNet
-/// shim reads them (`snet_c4snet_value_header`) to refuse a field pointer that is not a
-/// value, and [`Value::plausible_raw`] reads them too.
+/// shim reads them (`snet_c4snet_value_header`) to refuse a pointer box code hands back
+/// as a value (to `C4SNetOut` or `C4SNetFree`) that is not one.
 #[repr(C, align(64))]
 struct Object {
     ctype: CType,
@@ -489,30 +489,6 @@ impl Value {
         // SAFETY: `me` is never dropped; its reference is taken once, here.
         let a = unsafe { std::mem::ManuallyDrop::take(&mut me.0) };
         Arc::into_raw(a).cast_mut().cast()
-    }
-
-    /// Whether `p`, a pointer foreign code hands back as a value, looks like one made
-    /// by [`Value::into_raw`]: its header holds a type and a scalar flag a value can
-    /// have. A cheap check of what a C box passes to
-    /// `C4SNetOut` or `C4SNetFree`: a stray pointer, or a missing argument read as one,
-    /// is usually refused here with a message naming the box, and a pointer into
-    /// unmapped memory faults here, inside the box's call, where the crash handler
-    /// still names the box, instead of later in the runtime with no name at all.
-    ///
-    /// # Safety
-    /// `p` must be readable for the size of a value's header. Foreign code breaking
-    /// its contract may pass anything; the check is best effort, not a guarantee.
-    pub unsafe fn plausible_raw(p: *const std::ffi::c_void) -> bool {
-        let o = p.cast::<Object>();
-        // SAFETY: the caller's contract (readable header); the fields are read as plain
-        // integers (no invalid enum or bool is made).
-        let (ty, scalar) = unsafe {
-            (
-                std::ptr::addr_of!((*o).ctype).cast::<u32>().read(),
-                std::ptr::addr_of!((*o).scalar).cast::<u8>().read(),
-            )
-        };
-        ty < CType::ALL.len() as u32 && scalar <= 1
     }
 
     /// Takes back one reference handed out by [`Value::into_raw`].
