@@ -178,6 +178,13 @@ impl NextStage {
         }
     }
 
+    /// The serial successor, found by `find` the first time (`None` is kept too: the
+    /// way on is not serial composition only).
+    #[inline]
+    fn get_or_find(&self, find: impl FnOnce() -> Option<Arc<Inst>>) -> Option<&Arc<Inst>> {
+        self.0.get_or_init(find).as_ref()
+    }
+
     /// Takes the instance out (the owner is being freed).
     fn take(&mut self) -> Option<Arc<Inst>> {
         self.0.take().flatten()
@@ -658,13 +665,10 @@ impl Inst {
         if !matches!(self.slot, Slot::Left | Slot::Right) {
             return None;
         }
-        if let Some(s) = self.next_stage.0.get() {
-            return s.as_ref();
-        }
         // (A successor is also owned by its serial composition; `take_children` takes it
         // like a next stage, so a chain of them is not freed by recursion.)
-        let s = Inst::find_serial_successor(self);
-        self.next_stage.0.get_or_init(|| s).as_ref()
+        self.next_stage
+            .get_or_find(|| Inst::find_serial_successor(self))
     }
 
     fn find_serial_successor(leaf: &Inst) -> Option<Arc<Inst>> {
