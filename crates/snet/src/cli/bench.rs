@@ -313,16 +313,7 @@ pub(crate) fn run(args: BenchArgs) -> ExitCode {
     for e in &args.engines {
         match EngineKind::parse(e) {
             Some(k) => engines.push(k),
-            None => {
-                let names: Vec<&str> = EngineKind::ALL.iter().map(|k| k.name()).collect();
-                let guess = snet_core::label::closest(e, names.iter().copied())
-                    .map(|g| format!("; did you mean `{g}`?"))
-                    .unwrap_or_default();
-                return usage(format!(
-                    "unknown engine `{e}` (available: {}){guess}",
-                    names.join(", ")
-                ));
-            }
+            None => return usage(super::unknown_engine(e)),
         }
     }
     if engines.is_empty() {

@@ -47,10 +47,7 @@ pub(crate) fn run(args: GraphArgs) -> ExitCode {
             e.to_ascii_uppercase()
         ));
     }
-    if let Err(code) = super::not_box_code("graph", &args.program) {
-        return code;
-    }
-    let compiled = match super::compile_reporting(&args.program) {
+    let compiled = match super::compile_reporting("graph", &args.program) {
         Ok(c) => c,
         Err(code) => return code,
     };

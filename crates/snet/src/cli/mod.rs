@@ -19,11 +19,6 @@ use std::process::ExitCode;
 /// A usage message if the arguments of `snet run PROG SOURCES...` look swapped: the
 /// program is box code (`.c`, `.h`, `.o`, `.a`, `.so`), or a `.snet` file comes after it.
 pub(crate) fn program_first(program: &Path, sources: &[PathBuf]) -> Option<String> {
-    let ext = |p: &Path| {
-        p.extension()
-            .map(|e| e.to_string_lossy().into_owned())
-            .unwrap_or_default()
-    };
     let boxcode = is_box_code(program);
     let snet = sources.iter().find(|s| ext(s) == "snet");
     match (boxcode, snet) {
@@ -45,13 +40,29 @@ pub(crate) fn program_first(program: &Path, sources: &[PathBuf]) -> Option<Strin
     }
 }
 
+/// The extension of `path` ("" if none).
+fn ext(path: &Path) -> String {
+    path.extension()
+        .map(|e| e.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
 /// Whether `path` names box code (`.c`, `.h`, `.o`, `.a`, `.so`) rather than a program.
 fn is_box_code(path: &Path) -> bool {
-    let ext = path
-        .extension()
-        .map(|e| e.to_string_lossy().into_owned())
+    ["c", "h", "o", "a", "so"].contains(&ext(path).as_str())
+}
+
+/// The usage message for an engine name that is not one, with the name meant when it
+/// is a slip (`snet run --engine`, `snet bench -e`).
+pub(crate) fn unknown_engine(name: &str) -> String {
+    let names: Vec<&str> = snet::EngineKind::ALL.iter().map(|e| e.name()).collect();
+    let guess = snet_core::label::closest(name, names.iter().copied())
+        .map(|g| format!("; did you mean `{g}`?"))
         .unwrap_or_default();
-    ["c", "h", "o", "a", "so"].contains(&ext.as_str())
+    format!(
+        "unknown engine `{name}` (available: {}){guess}",
+        names.join(", ")
+    )
 }
 
 /// A usage error (exit 2) if the program `snet CMD` was given is box code: the S-Net
@@ -93,9 +104,11 @@ pub(crate) fn fail(msg: impl std::fmt::Display) -> ExitCode {
 /// Compiles `program`, printing its warnings (and, on failure, its diagnostics, then
 /// exit status 1) on standard error, in colour on a terminal.
 pub(crate) fn compile_reporting(
+    cmd: &str,
     program: &std::path::Path,
 ) -> Result<snet_lang::Compiled, ExitCode> {
     use std::io::IsTerminal;
+    not_box_code(cmd, program)?;
     let color = std::io::stderr().is_terminal();
     let compiled = snet_lang::compile_file(program).map_err(|diags| {
         eprint!("{}", diags.render_styled(color));

@@ -321,15 +321,7 @@ fn parse_options(args: &mut RunArgs) -> Result<(EngineKind, Option<Distrib>), Ex
         return Err(usage(e));
     }
     let Some(engine_kind) = EngineKind::parse(&args.engine) else {
-        let names: Vec<&str> = EngineKind::ALL.iter().map(|e| e.name()).collect();
-        let guess = snet_core::label::closest(&args.engine, names.iter().copied())
-            .map(|g| format!("; did you mean `{g}`?"))
-            .unwrap_or_default();
-        return Err(usage(format!(
-            "unknown engine `{}` (available: {}){guess}",
-            args.engine,
-            names.join(", ")
-        )));
+        return Err(usage(super::unknown_engine(&args.engine)));
     };
     if args.workers == Some(0) {
         return Err(usage("-w/--workers must be at least 1"));

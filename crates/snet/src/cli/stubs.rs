@@ -17,10 +17,7 @@ pub(crate) struct StubsArgs {
 
 /// Runs `snet stubs`.
 pub(crate) fn run(args: StubsArgs) -> ExitCode {
-    if let Err(code) = super::not_box_code("stubs", &args.program) {
-        return code;
-    }
-    let compiled = match super::compile_reporting(&args.program) {
+    let compiled = match super::compile_reporting("stubs", &args.program) {
         Ok(c) => c,
         Err(code) => return code,
     };
