@@ -151,17 +151,24 @@ impl<'s> Parser<'s> {
 
     /// Reports "expected `what`, found ...", at the unexpected token.
     fn unexpected(&mut self, what: &str) -> Fail {
+        if let Some((d, t)) = self.expected_found(what) {
+            let d = self.hint(d, what, t);
+            self.error(d);
+        }
+        Fail
+    }
+
+    /// "expected `what`, found ..." at the next token, and the token; `None` if the
+    /// token is a lexical error (the lexer already reported it).
+    fn expected_found(&mut self, what: &str) -> Option<(Diagnostic, Token)> {
         let t = self.peek();
         if t.tok == Tok::Error {
-            // The lexer already reported it.
-            return Fail;
+            return None;
         }
         let found = self.describe(t);
         let d = Diagnostic::error("E0201", format!("expected {what}, found {found}"))
             .primary(t.span, format!("expected {what}"));
-        let d = self.hint(d, what, t);
-        self.error(d);
-        Fail
+        Some((d, t))
     }
 
     fn hint(&self, d: Diagnostic, what: &str, t: Token) -> Diagnostic {
@@ -486,13 +493,9 @@ impl<'s> Parser<'s> {
 
     /// "expected `what`, found ..." in a box signature, with `help`.
     fn unexpected_in_box(&mut self, what: &str, help: &str) -> Fail {
-        let t = self.peek();
-        let found = self.describe(t);
-        self.error(
-            Diagnostic::error("E0201", format!("expected {what}, found {found}"))
-                .primary(t.span, format!("expected {what}"))
-                .help(help),
-        );
+        if let Some((d, _)) = self.expected_found(what) {
+            self.error(d.help(help));
+        }
         Fail
     }
 
@@ -706,13 +709,9 @@ impl<'s> Parser<'s> {
     /// net ends with `connect EXPR;`. An expression written without the keyword gets
     /// it put in front; otherwise the help names the last box or net of the body.
     fn missing_connect(&mut self, name: &Ident, body: Option<&[Def]>) -> Fail {
-        let t = self.peek();
-        if t.tok == Tok::Error {
+        let Some((d, t)) = self.expected_found("`connect`") else {
             return Fail;
-        }
-        let found = self.describe(t);
-        let d = Diagnostic::error("E0201", format!("expected `connect`, found {found}"))
-            .primary(t.span, "expected `connect`");
+        };
         let starts_expr = matches!(t.tok, Tok::Ident | Tok::LBracket | Tok::LParen);
         let last = body.unwrap_or_default().iter().rev().find_map(|d| match d {
             Def::Box(b) => Some(&b.name.name),

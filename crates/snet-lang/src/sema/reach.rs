@@ -267,10 +267,6 @@ impl<'a, 'ir> Flow<'a, 'ir> {
     }
 }
 
-/// The records a network is meant for: the declared input type, or else its *head*
-/// type: what the first element of each serial chain accepts (a parallel composition's
-/// is its branches', a replication's its operand's with the exit patterns or the index
-/// tag), without the labels the §8 type adds for later elements.
 /// Records of `start` followed through `body`; `None` when there are none or the flow
 /// gave up (too many variants).
 fn flow_from<'a, 'ir>(
@@ -287,6 +283,10 @@ fn flow_from<'a, 'ir>(
     (!f.gave_up).then_some(f)
 }
 
+/// The records a network is meant for: the declared input type, or else its *head*
+/// type: what the first element of each serial chain accepts (a parallel composition's
+/// is its branches', a replication's its operand's with the exit patterns or the index
+/// tag), without the labels the §8 type adds for later elements.
 fn start_variants(ir: &Ir, inf: &Infer<'_>, entry: usize) -> Ty {
     let n = &ir.nets[entry];
     match &n.sig {
